@@ -1,0 +1,189 @@
+import type {
+  AlertRow,
+  AlertStatus,
+  IntegrationStatusRow,
+  JobStateRow,
+  LogLine,
+  LogStream,
+  NewRun,
+  OutputRow,
+  Page,
+  RunPatch,
+  RunRecord,
+  RunStatus,
+  Slice,
+  Trigger,
+} from "./types.js";
+
+/**
+ * The storage interface the engine, API and CLI use. `store/` is the only
+ * place with SQL; a second engine (postgres) could implement this later.
+ * All calls are synchronous (better-sqlite3); log appends are buffered.
+ */
+export interface Store {
+  readonly path: string;
+  readonly runs: RunsStore;
+  readonly logs: LogsStore;
+  readonly outputs: OutputsStore;
+  readonly jobState: JobStateStore;
+  readonly alerts: AlertsStore;
+  readonly integrations: IntegrationStatusStore;
+  /** Runs fn in one IMMEDIATE transaction (nested calls join the outer one). */
+  tx<T>(fn: () => T): T;
+  /** Retention (SPEC rule 12). Returns the counts deleted. */
+  vacuum(opts: RetentionOptions, nowMs: number): RetentionResult;
+  /** Full state snapshot for `svc export --format=json`. */
+  exportAll(): StoreExport;
+  /** `PRAGMA integrity_check` result, "ok" when healthy. */
+  integrityCheck(): string;
+  /** Flushes pending log lines and closes the database. Safe to call twice. */
+  close(): void;
+}
+
+export interface OpenStoreOptions {
+  path: string;
+  busyTimeoutMs: number; // default 5000
+  walAutocheckpoint: number; // default 1000 pages
+  /** Log batching: flush after this many buffered lines... */
+  logFlushLines?: number; // default 1000
+  /** ...or this long after the first buffered line. */
+  logFlushMs?: number; // default 5
+}
+
+export interface RunQuery {
+  job?: string;
+  jobs?: string[]; // job_name IN (...)
+  status?: RunStatus;
+  statuses?: RunStatus[];
+  trigger?: Trigger;
+  since?: string; // created_at >= (ISO)
+  until?: string; // created_at < (ISO)
+  sla_breached?: 0 | 1;
+  reason?: string; // substring, case-insensitive
+  tag?: string; // runs whose tag snapshot holds this tag
+  cycle_id?: string;
+}
+
+export interface PageRequest {
+  page: number; // from 1
+  page_size: 25 | 50 | 100;
+  sort: string; // a column name; validated by the store (unknown -> throws RangeError)
+  order: "asc" | "desc";
+}
+
+export interface RunsStore {
+  /** Inserts a run (PENDING unless `status: SKIPPED`). Throws DuplicateSlotError for a repeated (job, scheduled_for). */
+  create(run: NewRun): RunRecord;
+  get(id: number): RunRecord | null;
+  /**
+   * Moves a run to `to`, checking the transition table against the stored
+   * status (and against `from` when given), and applies `patch`. Returns the
+   * updated record. Throws TransitionError when not allowed.
+   */
+  transition(id: number, to: RunStatus, patch?: RunPatch, from?: RunStatus): RunRecord;
+  /** Sets fields without a status change (sla_breached, pid, ...). */
+  update(id: number, patch: RunPatch): RunRecord;
+  /** Most recent runs of a job, newest first. */
+  recent(job: string, limit: number): RunRecord[];
+  /** Most recent run of a job that is SUCCESS, FAILED or SKIPPED. */
+  lastFinished(job: string): RunRecord | null;
+  /** Runs in these statuses, oldest id first (PENDING queue, RUNNING on startup, ...). */
+  byStatus(statuses: RunStatus[]): RunRecord[];
+  /** All runs of one cycle, oldest first. */
+  inCycle(cycleId: string): RunRecord[];
+  /** `/api/db/job_runs`. */
+  page(q: RunQuery, p: PageRequest): Page<RunRecord>;
+  /** `/api/audit`: newest first. */
+  audit(q: RunQuery, limit: number, offset: number): Slice<RunRecord>;
+}
+
+export interface LogsStore {
+  /**
+   * Buffers a line; seq is assigned here (per run, from 1, no gaps, also
+   * across daemon restarts). The line is durable once `onFlushed` listeners
+   * have been called with it.
+   */
+  append(runId: number, stream: LogStream, line: string, ts: string): LogLine;
+  /** Writes buffered lines now (one transaction). */
+  flush(): void;
+  /** Called after each flush with the lines just made durable, in order. */
+  onFlushed(listener: (lines: LogLine[]) => void): () => void;
+  /** Lines of one run in seq order (streams filter optional). */
+  forRun(
+    runId: number,
+    opts: { afterSeq?: number; limit: number; offset: number; streams?: LogStream[] },
+  ): { lines: LogLine[]; total: number };
+  /** `/api/db/run_logs`. `q` is full-text (FTS5). */
+  search(
+    q: { run_id?: number; job?: string; stream?: LogStream; q?: string },
+    limit: number,
+    offset: number,
+  ): Slice<LogLine & { id: number; job_name: string }>;
+  /** Last N lines of a run (stdout+stderr unless streams given), for attach_logs. */
+  tail(runId: number, n: number, streams?: LogStream[]): LogLine[];
+}
+
+export interface OutputsStore {
+  put(row: Omit<OutputRow, "id">): OutputRow;
+  forRun(runId: number): OutputRow[];
+  /** The latest value of job.var in a cycle, or null. */
+  lookup(cycleId: string, job: string, varName: string): string | null;
+  search(
+    q: { run_id?: number; job?: string; cycle_id?: string; var_name?: string },
+    limit: number,
+    offset: number,
+  ): Slice<OutputRow>;
+}
+
+export interface JobStateStore {
+  get(job: string): JobStateRow | null;
+  all(): JobStateRow[];
+  /** Creates the row when missing, then applies the patch. */
+  upsert(job: string, patch: Partial<Omit<JobStateRow, "job_name">>): JobStateRow;
+  /** Sets paused for many jobs at once; returns how many rows changed. */
+  setPaused(jobs: string[], paused: boolean): number;
+  page(p: PageRequest): Page<JobStateRow>;
+}
+
+export interface AlertsStore {
+  create(a: Omit<AlertRow, "id" | "attempts" | "last_attempt_at" | "error" | "status">): AlertRow;
+  get(id: number): AlertRow | null;
+  /** Records one delivery attempt: attempts + 1, last_attempt_at, status, error. */
+  recordAttempt(id: number, status: AlertStatus, error: string | null, at: string): AlertRow;
+  /** Puts a failed alert back to pending for a re-dispatch (attempts kept). */
+  requeue(id: number): AlertRow;
+  pending(): AlertRow[];
+  search(q: { job?: string; status?: AlertStatus }, limit: number, offset: number): Slice<AlertRow>;
+}
+
+export interface IntegrationStatusStore {
+  all(): IntegrationStatusRow[];
+  get(name: string): IntegrationStatusRow | null;
+  /** Upserts provider and credential status (at load), keeping the last test. */
+  sync(rows: { name: string; provider: string; credential_status: string }[]): void;
+  recordTest(name: string, result: string, at: string): void;
+}
+
+export interface RetentionOptions {
+  maxAgeMs: number | null;
+  maxRunsPerJob: number | null;
+}
+
+export interface RetentionResult {
+  runsByAge: number;
+  runsByCap: number;
+  logLines: number;
+  outputs: number;
+}
+
+export interface StoreExport {
+  exported_at: string;
+  schema_version: number;
+  job_runs: RunRecord[];
+  job_state: JobStateRow[];
+  run_outputs: OutputRow[];
+  alerts: AlertRow[];
+  integrations: IntegrationStatusRow[];
+  /** Log lines are counted, not exported (use `svc logs`). */
+  run_logs_count: number;
+}

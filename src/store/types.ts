@@ -1,0 +1,146 @@
+/**
+ * Record shapes as stored in SQLite and as returned by the API (snake_case,
+ * the column names). Statuses are upper case, triggers and streams lower case.
+ */
+
+export type RunStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "RETRYING" | "SKIPPED";
+export type Trigger = "manual" | "schedule" | "dependency";
+export type HcStatus = "pass" | "fail" | "warn";
+export type LogStream = "stdout" | "stderr" | "healthcheck";
+export type AlertStatus = "pending" | "delivered" | "failed";
+
+export const RUN_STATUSES: readonly RunStatus[] = [
+  "PENDING",
+  "RUNNING",
+  "SUCCESS",
+  "FAILED",
+  "RETRYING",
+  "SKIPPED",
+];
+export const TRIGGERS: readonly Trigger[] = ["manual", "schedule", "dependency"];
+export const LOG_STREAMS: readonly LogStream[] = ["stdout", "stderr", "healthcheck"];
+
+export interface RunRecord {
+  id: number;
+  job_name: string;
+  status: RunStatus;
+  attempt: number;
+  trigger: Trigger;
+  triggered_by: string;
+  reason: string | null;
+  cycle_id: string;
+  /** Job tags when the run was created, for audit search by tag. */
+  tags: string[];
+  /** The scheduled slot (ISO) a schedule-triggered run belongs to; unique per job. */
+  scheduled_for: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  exit_code: number | null;
+  sla_breached: 0 | 1;
+  hc_status: HcStatus | null;
+  pid: number | null;
+  /** Process start time from /proc (clock ticks since boot), guards against pid reuse. */
+  pid_start: string | null;
+  error: string | null;
+  duration_ms: number | null;
+  next_attempt_at: string | null;
+}
+
+export interface NewRun {
+  job_name: string;
+  trigger: Trigger;
+  triggered_by: string;
+  reason?: string | null;
+  cycle_id: string;
+  tags: string[];
+  attempt?: number; // default 1
+  status?: "PENDING" | "SKIPPED"; // default PENDING
+  error?: string | null; // for runs created SKIPPED
+  scheduled_for?: string | null;
+  created_at: string;
+}
+
+/** Fields a transition may set besides `status`. */
+export type RunPatch = Partial<
+  Pick<
+    RunRecord,
+    | "attempt"
+    | "started_at"
+    | "finished_at"
+    | "exit_code"
+    | "sla_breached"
+    | "hc_status"
+    | "pid"
+    | "pid_start"
+    | "error"
+    | "duration_ms"
+    | "next_attempt_at"
+  >
+>;
+
+export interface JobStateRow {
+  job_name: string;
+  last_success: string | null;
+  last_failure: string | null;
+  next_run: string | null;
+  lock_pid: number | null;
+  paused: 0 | 1;
+}
+
+export interface LogLine {
+  run_id: number;
+  seq: number; // 1, 2, 3... per run, no gaps
+  ts: string;
+  stream: LogStream;
+  line: string;
+}
+
+export interface OutputRow {
+  id: number;
+  run_id: number;
+  job_name: string;
+  var_name: string;
+  value: string;
+  cycle_id: string;
+  created_at: string;
+}
+
+export interface AlertRow {
+  id: number;
+  job_name: string;
+  run_id: number | null;
+  event: string;
+  channel: string;
+  status: AlertStatus;
+  attempts: number;
+  last_attempt_at: string | null;
+  error: string | null;
+  /** The rendered delivery (JSON text) so a retry re-sends the same thing. */
+  payload: string;
+  created_at: string;
+}
+
+export interface IntegrationStatusRow {
+  name: string;
+  provider: string;
+  credential_status: string;
+  last_test_result: string | null;
+  last_test_at: string | null;
+}
+
+/** `{rows, total, page, page_size}` pages (CONTRACT §4). */
+export interface Page<T> {
+  rows: T[];
+  total: number;
+  page: number;
+  page_size: number;
+}
+
+/** `{rows, total, limit, offset}` slices where SPEC names limit/offset. */
+export interface Slice<T> {
+  rows: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
