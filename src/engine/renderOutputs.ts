@@ -1,0 +1,100 @@
+/**
+ * `{{ outputs.<job>.<var> }}` in commands and env values (SPEC rule 7).
+ *
+ * Quoting decision (docs/CONFIG.md "Output passing"): every referenced value
+ * is also exported to the job as `SVC_OUTPUT_<JOB>_<VAR>`. In a string
+ * command (run by the shell) the placeholder is replaced by a reference to
+ * that variable, quoted for the shell context it sits in, never by the value
+ * itself. The shell never re-parses the result of a variable expansion, so a
+ * value like `$(touch pwned)` is data, not code, whatever the context:
+ *   unquoted        ->  "${SVC_OUTPUT_X_Y}"   (exact, no word splitting)
+ *   "double quoted" ->  ${SVC_OUTPUT_X_Y}
+ *   'single quoted' ->  '"${SVC_OUTPUT_X_Y}"' (closes, expands, reopens)
+ * Array commands and env values get the value itself: no shell reads them.
+ */
+
+export interface OutputRef {
+  job: string;
+  varName: string;
+  /** The placeholder text as written, e.g. "{{ outputs.extract.rows }}". */
+  text: string;
+}
+
+// Job names may contain dots (CONTRACT §2), so the variable is the last segment.
+const PLACEHOLDER = /\{\{\s*outputs\.([A-Za-z0-9][A-Za-z0-9_.-]*)\.([A-Za-z0-9_-]+)\s*\}\}/g;
+
+export function findOutputRefs(text: string): OutputRef[] {
+  const refs: OutputRef[] = [];
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    refs.push({ job: m[1] as string, varName: m[2] as string, text: m[0] });
+  }
+  return refs;
+}
+
+export function outputEnvName(job: string, varName: string): string {
+  const clean = (s: string) => s.replace(/[^A-Za-z0-9]/g, "_").toUpperCase();
+  return `SVC_OUTPUT_${clean(job)}_${clean(varName)}`;
+}
+
+const key = (job: string, varName: string) => `${job}\u0000${varName}`;
+
+/** Values by (job, var), as looked up in the current cycle. */
+export class OutputValues {
+  private readonly values = new Map<string, string>();
+
+  set(job: string, varName: string, value: string): void {
+    this.values.set(key(job, varName), value);
+  }
+
+  get(job: string, varName: string): string | undefined {
+    return this.values.get(key(job, varName));
+  }
+}
+
+/** Replaces placeholders with the values themselves (array args, env values). */
+export function renderLiteral(text: string, values: OutputValues): string {
+  return text.replace(PLACEHOLDER, (whole, job: string, varName: string) => values.get(job, varName) ?? whole);
+}
+
+type QuoteState = "none" | "single" | "double";
+
+/** Replaces placeholders with quoted env references, by shell quoting context. */
+export function renderShell(command: string, values: OutputValues): string {
+  let out = "";
+  let state: QuoteState = "none";
+  let i = 0;
+  PLACEHOLDER.lastIndex = 0;
+  for (const m of command.matchAll(PLACEHOLDER)) {
+    const start = m.index ?? 0;
+    state = scanQuotes(command, i, start, state);
+    out += command.slice(i, start);
+    const [, job, varName] = m as unknown as [string, string, string];
+    if (values.get(job, varName) === undefined) {
+      out += m[0];
+    } else {
+      const ref = "${" + outputEnvName(job, varName) + "}";
+      out += state === "none" ? `"${ref}"` : state === "double" ? ref : `'"${ref}"'`;
+    }
+    i = start + m[0].length;
+  }
+  return out + command.slice(i);
+}
+
+/** Follows POSIX sh quoting from `from` to `to`, starting in `state`. */
+function scanQuotes(s: string, from: number, to: number, state: QuoteState): QuoteState {
+  for (let i = from; i < to; i++) {
+    const c = s[i];
+    if (state === "single") {
+      if (c === "'") state = "none";
+    } else if (c === "\\") {
+      i++; // the next character is escaped
+    } else if (state === "double") {
+      if (c === '"') state = "none";
+    } else if (c === "'") {
+      state = "single";
+    } else if (c === '"') {
+      state = "double";
+    }
+  }
+  return state;
+}
