@@ -2,6 +2,7 @@
  * The executor's contract with the engine: start one subprocess in its own
  * process group, stream its lines, stop the whole group on demand.
  */
+import type { Logger } from "../shared/logger.js";
 
 export interface SpawnSpec {
   /** String: run through `shell -c`. Array: executed directly (argv). */
@@ -39,6 +40,39 @@ export interface StartOptions {
   killGraceMs: number;
   /** Lines longer than this many bytes are split (default 64 KiB). */
   maxLineBytes?: number;
-  /** Called for every complete line (and the final partial line at exit), in order per stream. */
+  /**
+   * Called for every complete line (and the final partial line at exit), in
+   * order per stream. Lines carry no `\n` and no trailing `\r`; invalid UTF-8
+   * and NUL bytes arrive as U+FFFD. Must not throw (a throw is logged, the line dropped).
+   */
   onLine: (stream: OutStream, line: string) => void;
+  /**
+   * After the leader exits, how long leftover processes of its group may keep
+   * the pipes open before the rest of the group is killed (default 200 ms).
+   */
+  drainMs?: number;
+  /** Where a throwing onLine and other unexpected errors are reported (default: rethrown). */
+  logger?: Logger;
+}
+
+export interface TimedStartOptions extends StartOptions {
+  /** Stop (SIGTERM, SIGKILL after killGraceMs) once this many ms have passed. Null: no timeout. */
+  timeoutMs: number | null;
+}
+
+export interface TimedExitInfo extends ExitInfo {
+  /** True when the timeout fired and stopped the process (not when stop() came first). */
+  timedOut: boolean;
+}
+
+export interface TimedProcessHandle extends ProcessHandle {
+  readonly exited: Promise<TimedExitInfo>;
+}
+
+/** Collects `output:` values from a run's stdout lines (CONTRACT §3). */
+export interface OutputCapture {
+  /** Feed one stdout line (as delivered by onLine). */
+  feed(line: string): void;
+  /** The captured variables; a variable with no match is absent. */
+  finish(exitCode: number | null): Record<string, string>;
 }

@@ -1,0 +1,185 @@
+/**
+ * One subprocess in its own process group, with its stdout and stderr split
+ * into lines in real time.
+ *
+ * Lifetime (invariant: `exited` resolves once, after the last onLine call):
+ * 1. spawn with `detached: true`: the child is the leader of a new group
+ *    whose id is its pid. stdin is /dev/null.
+ * 2. The run ends when the leader has exited AND both pipes have ended. A job
+ *    that closes its stdout and keeps running is still tracked until it exits.
+ * 3. When the leader has exited, its group is not left behind (like systemd's
+ *    KillMode=control-group): leftover processes may keep the pipes open for
+ *    `drainMs` (200 ms) to finish writing; then anything still alive in the
+ *    group gets SIGKILL. Processes that left the group (setsid) are out of
+ *    reach; if they still hold a pipe after a further bound, the pipe is
+ *    closed on our side and `exited` resolves anyway.
+ * 4. stop(): SIGTERM (+SIGCONT) to the group, SIGKILL to the group after
+ *    `killGraceMs` if the run has not ended. kill(): SIGKILL now.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import type { Readable } from "node:stream";
+import { toError } from "../shared/toError.js";
+import { createLineSplitter, DEFAULT_MAX_LINE_BYTES } from "./lineSplitter.js";
+import { isGroupAlive, processStartTime, signalGroup, terminateGroup } from "./liveness.js";
+import type { ExitInfo, OutStream, ProcessHandle, SpawnSpec, StartOptions } from "./types.js";
+
+export const DEFAULT_DRAIN_MS = 200;
+/** After the drain window's SIGKILL, how long to wait for pipes held by escaped processes. */
+const ESCAPED_PIPE_WAIT_MS = 1_000;
+
+export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle {
+  const argv = toArgv(spec);
+  if (typeof argv === "string") return failedHandle(argv);
+  const [file, ...args] = argv;
+  let child: ChildProcess;
+  try {
+    child = spawn(file!, args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (e: unknown) {
+    // Synchronous failures: invalid arguments (a NUL byte in argv, a bad cwd type).
+    return failedHandle(`cannot start ${describe(spec)}: ${toError(e).message}`);
+  }
+  if (child.pid === undefined) {
+    // Asynchronous failure (ENOENT, EACCES...): 'error' follows on the next tick.
+    return failedHandle(
+      new Promise((resolve) => {
+        child.once("error", (e) => resolve(spawnErrorReason(spec, e)));
+      }),
+    );
+  }
+  return track(child, child.pid, opts);
+}
+
+/** The argv to spawn, or a reason why there is none. */
+function toArgv(spec: SpawnSpec): string[] | string {
+  if (typeof spec.command === "string") return [spec.shell, "-c", spec.command];
+  if (spec.command.length === 0 || spec.command[0] === "") return "cannot start command: it is empty";
+  return spec.command;
+}
+
+function describe(spec: SpawnSpec): string {
+  return typeof spec.command === "string" ? `${spec.shell} -c ${JSON.stringify(spec.command)}` : JSON.stringify(spec.command[0]);
+}
+
+function spawnErrorReason(spec: SpawnSpec, e: NodeJS.ErrnoException): string {
+  const what = describe(spec);
+  switch (e.code) {
+    case "ENOENT":
+      // Node reports a missing cwd as ENOENT of the command: say which it is.
+      if (!existsSync(spec.cwd)) return `cannot start ${what}: working directory ${spec.cwd} does not exist`;
+      return `cannot start ${what}: command not found (ENOENT)`;
+    case "EACCES":
+      return `cannot start ${what}: permission denied, not executable (EACCES)`;
+    default:
+      return `cannot start ${what}: ${e.message}`;
+  }
+}
+
+function failedHandle(reason: string | Promise<string>): ProcessHandle {
+  const exited = Promise.resolve(reason).then(
+    (spawnError): ExitInfo => ({ code: null, signal: null, spawnError }),
+  );
+  return { pid: null, pidStart: null, exited, stop: () => {}, kill: () => {} };
+}
+
+function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHandle {
+  // Read at once: the start time is fixed at fork, and the leader cannot be
+  // reaped (its pid reused) before we handle its exit event.
+  const pidStart = processStartTime(pid);
+  const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const drainMs = opts.drainMs ?? DEFAULT_DRAIN_MS;
+
+  let exit: { code: number | null; signal: string | null } | null = null;
+  let openPipes = 2;
+  let done = false;
+  let stopRequested = false;
+  let graceTimer: NodeJS.Timeout | undefined;
+  let drainTimer: NodeJS.Timeout | undefined;
+  let resolveExited!: (info: ExitInfo) => void;
+  const exited = new Promise<ExitInfo>((r) => (resolveExited = r));
+
+  const deliver = (stream: OutStream, line: string): void => {
+    try {
+      opts.onLine(stream, line);
+    } catch (e: unknown) {
+      const err = toError(e);
+      if (opts.logger) opts.logger.error({ err, pid, stream }, "executor: onLine handler threw; line dropped");
+      else queueMicrotask(() => { throw err; });
+    }
+  };
+
+  const finish = (): void => {
+    if (done || exit === null) return;
+    done = true;
+    clearTimeout(graceTimer);
+    clearTimeout(drainTimer);
+    // Control-group semantics: nothing of the run outlives its leader.
+    if (isGroupAlive(pid)) signalGroup(pid, "SIGKILL");
+    resolveExited({ code: exit.code, signal: exit.signal, spawnError: null });
+  };
+
+  const pipes: Readable[] = [];
+  const attach = (stream: OutStream, pipe: Readable | null): void => {
+    if (pipe === null) {
+      openPipes--;
+      return;
+    }
+    pipes.push(pipe);
+    const splitter = createLineSplitter((line) => deliver(stream, line), maxLineBytes);
+    let ended = false;
+    const onEnd = (): void => {
+      if (ended) return;
+      ended = true;
+      splitter.end();
+      openPipes--;
+      if (openPipes === 0) finish();
+    };
+    pipe.on("data", (chunk: Buffer) => splitter.push(chunk));
+    pipe.once("end", onEnd);
+    pipe.once("close", onEnd); // destroyed without 'end' (see the escaped-pipe bound)
+    pipe.on("error", (e) => {
+      opts.logger?.warn({ err: toError(e), pid, stream }, "executor: pipe error");
+      onEnd();
+    });
+  };
+  attach("stdout", child.stdout);
+  attach("stderr", child.stderr);
+
+  child.on("error", (e) => {
+    // After a successful spawn this only reports a failed child.kill(), which we never call.
+    opts.logger?.warn({ err: toError(e), pid }, "executor: child process error");
+  });
+  child.once("exit", (code, signal) => {
+    exit = { code, signal };
+    if (openPipes === 0) return finish();
+    drainTimer = setTimeout(() => {
+      signalGroup(pid, "SIGKILL");
+      drainTimer = setTimeout(() => {
+        for (const p of pipes) p.destroy();
+      }, ESCAPED_PIPE_WAIT_MS);
+    }, drainMs);
+  });
+
+  const stop = (): void => {
+    if (done || stopRequested) return;
+    stopRequested = true;
+    terminateGroup(pid);
+    graceTimer = setTimeout(() => {
+      if (!done && isGroupAlive(pid)) signalGroup(pid, "SIGKILL");
+    }, opts.killGraceMs);
+  };
+
+  const kill = (): void => {
+    if (done) return;
+    stopRequested = true;
+    clearTimeout(graceTimer);
+    signalGroup(pid, "SIGKILL");
+  };
+
+  return { pid, pidStart, exited, stop, kill };
+}
