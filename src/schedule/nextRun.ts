@@ -1,0 +1,134 @@
+import type { ScheduleSpec, TimeOfDay } from "../config/types.js";
+import { firstRunDay } from "./calendar.js";
+import { resolveWall } from "./localTime.js";
+import { DAY_MS, HOUR_MS, MINUTE_MS, formatOffset, pad2, zoneInfo, type ZoneInfo } from "./zone.js";
+
+export { isValidZone, systemZone } from "./zone.js";
+
+/**
+ * The schedule seam (docs/ARCHITECTURE.md): when does a job run next.
+ * Pure: no clock reads, no I/O; callers pass the instant to start after.
+ */
+export interface ScheduledSlot {
+  /** Epoch ms of the instant. */
+  at: number;
+  /** "2027-03-14T07:00:00.000Z" */
+  utc: string;
+  /** "2027-03-14T03:00:00-04:00 EDT": ISO with offset, a space, the zone abbreviation. */
+  local: string;
+  /** "EDT"; Intl's en-US short name, which is "GMT+2" where en-US has no letters. */
+  zoneAbbr: string;
+  /** Set when a DST rule decided the instant; the daemon logs it as a warning. */
+  note: string | null;
+}
+
+/** The first slot strictly after `afterMs`; null for `manual` and `after:` jobs. */
+export function nextRun(spec: ScheduleSpec, afterMs: number): ScheduledSlot | null {
+  switch (spec.frequency) {
+    case "manual":
+    case "after":
+      return null;
+    case "hourly":
+      return nextHourly(zoneInfo(spec.timezone), afterMs);
+    default:
+      return nextCalendar(spec, zoneInfo(spec.timezone), requireTime(spec), afterMs);
+  }
+}
+
+/** The next `count` slots after `afterMs`, strictly increasing; [] for `manual` and `after:`. */
+export function nextRuns(spec: ScheduleSpec, afterMs: number, count: number): ScheduledSlot[] {
+  const out: ScheduledSlot[] = [];
+  let after = afterMs;
+  while (out.length < count) {
+    const slot = nextRun(spec, after);
+    if (slot === null) break;
+    out.push(slot);
+    after = slot.at;
+  }
+  return out;
+}
+
+/** One line for logs: "2027-03-14T07:00:00.000Z (03:00 EDT)", then " - <note>" when a DST rule applied. */
+export function describeSlot(slot: ScheduledSlot): string {
+  // local is "YYYY-MM-DDTHH:MM:SS±HH:MM ABBR"; show the local date only when it differs from the UTC one.
+  const localDate = slot.local.slice(0, 10);
+  const clock = `${slot.local.slice(11, 16)} ${slot.zoneAbbr}`;
+  const where = localDate === slot.utc.slice(0, 10) ? clock : `${localDate} ${clock}`;
+  return `${slot.utc} (${where})${slot.note === null ? "" : ` - ${slot.note}`}`;
+}
+
+function requireTime(spec: ScheduleSpec): TimeOfDay {
+  if (spec.time === null) throw new Error(`schedule: frequency "${spec.frequency}" needs a time (HHMM)`);
+  return spec.time;
+}
+
+/** daily, weekly, monthly, weekdays, weekends: `time` on the frequency's days. */
+function nextCalendar(spec: ScheduleSpec, zone: ZoneInfo, time: TimeOfDay, afterMs: number): ScheduledSlot {
+  const timeMs = time.hour * HOUR_MS + time.minute * MINUTE_MS;
+  // Starting at the local day of afterMs is enough: an earlier day's slot
+  // resolves to an instant no later than afterMs's own wall time, because
+  // resolution is monotonic in wall time.
+  let day = Math.floor((afterMs + zone.offsetMs(afterMs)) / DAY_MS);
+  for (let guard = 0; guard < 1000; guard++) {
+    day = firstRunDay(spec, day);
+    const wall = day * DAY_MS + timeMs;
+    const r = resolveWall(zone, wall);
+    if (r.at > afterMs) {
+      let note: string | null = null;
+      if (r.kind === "gap") {
+        note = `${hhmm(wall)} does not exist (DST gap): runs at ${hhmm(r.at + zone.offsetMs(r.at))}`;
+      } else if (r.kind === "overlap") {
+        note = `${hhmm(wall)} occurs twice (DST overlap): runs once, at the first (${zone.abbreviation(r.at)})`;
+      }
+      return makeSlot(zone, r.at, note);
+    }
+    day += 1;
+  }
+  throw new Error(`schedule: no run found after ${new Date(afterMs).toISOString()} in ${zone.name}`);
+}
+
+/**
+ * hourly: every instant at which the zone's clock reads minute 00. It is a
+ * period, so both 01:00s of a fall-back night run, and an hour whose :00 a
+ * gap swallows has no run (CONTRACT §3).
+ */
+function nextHourly(zone: ZoneInfo, afterMs: number): ScheduledSlot {
+  let from = afterMs + 1;
+  for (let guard = 0; guard < 1000; guard++) {
+    const seg = zone.segmentAt(from);
+    // Smallest instant >= from whose wall time is a whole hour in this segment.
+    const at = from + mod(-(from + seg.offsetMs), HOUR_MS);
+    if (at < seg.end) return makeSlot(zone, at, hourlyNote(zone, at + seg.offsetMs));
+    from = seg.end;
+  }
+  throw new Error(`schedule: no hourly run found after ${new Date(afterMs).toISOString()} in ${zone.name}`);
+}
+
+function hourlyNote(zone: ZoneInfo, wall: number): string | null {
+  const here = resolveWall(zone, wall);
+  if (here.kind === "overlap") {
+    return `${hhmm(wall)} occurs twice (DST overlap): hourly runs at both (${zone.abbreviation(here.at)} and ${zone.abbreviation(here.later)})`;
+  }
+  const previous = wall - HOUR_MS;
+  if (resolveWall(zone, previous).kind === "gap") {
+    return `${hhmm(previous)} does not exist (DST gap): no run for that hour`;
+  }
+  return null;
+}
+
+function makeSlot(zone: ZoneInfo, at: number, note: string | null): ScheduledSlot {
+  const offsetMs = zone.offsetMs(at);
+  const zoneAbbr = zone.abbreviation(at);
+  const utc = new Date(at).toISOString();
+  const local = `${new Date(at + offsetMs).toISOString().slice(0, 19)}${formatOffset(offsetMs)} ${zoneAbbr}`;
+  return { at, utc, local, zoneAbbr, note };
+}
+
+function hhmm(wall: number): string {
+  const minutes = Math.floor(mod(wall, DAY_MS) / MINUTE_MS);
+  return `${pad2(Math.floor(minutes / 60))}:${pad2(minutes % 60)}`;
+}
+
+function mod(a: number, n: number): number {
+  return ((a % n) + n) % n;
+}
