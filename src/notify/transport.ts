@@ -1,0 +1,159 @@
+import nodemailer from "nodemailer";
+import type { IntegrationConfig } from "../config/types.js";
+import { toError } from "../shared/toError.js";
+import type { AttemptResult } from "./providers/types.js";
+import { describeUrl } from "./redact.js";
+
+/** Thrown when the notifier is stopping: the attempt did not complete and must not be recorded. */
+export class DeliveryInterrupted extends Error {
+  constructor() {
+    super("delivery interrupted by shutdown");
+    this.name = "DeliveryInterrupted";
+  }
+}
+
+export interface SendOptions {
+  timeoutMs: number;
+  /** Aborted when the notifier stops. */
+  signal: AbortSignal;
+}
+
+// Error texts quote at most this much of a remote answer.
+const MAX_QUOTE = 300;
+// A response body larger than this is cut (we only quote or return it).
+const MAX_BODY = 64 * 1024;
+
+/** One POST of a JSON body. Never throws except DeliveryInterrupted. */
+export async function postJson(url: string, body: unknown, opts: SendOptions): Promise<AttemptResult> {
+  const where = `POST ${describeUrl(url)}`;
+  if (opts.signal.aborted) throw new DeliveryInterrupted();
+  const timeout = AbortSignal.timeout(opts.timeoutMs);
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": "svc-notify" },
+      body: JSON.stringify(body),
+      redirect: "manual",
+      signal: AbortSignal.any([timeout, opts.signal]),
+    });
+    text = await res.text();
+  } catch (e) {
+    if (opts.signal.aborted) throw new DeliveryInterrupted();
+    if (timeout.aborted) {
+      return fail(null, null, `${where}: no response within ${opts.timeoutMs} ms (timed out)`, true);
+    }
+    return fail(null, null, `${where}: network error: ${networkReason(e)}`, true);
+  }
+  if (text.length > MAX_BODY) text = text.slice(0, MAX_BODY);
+  const response = parseBody(text, res.headers.get("content-type"));
+  const s = res.status;
+  if (s >= 200 && s < 300) return { ok: true, status: s, response, error: null, retryable: false };
+  const quote = text.trim() ? `: ${oneLine(text)}` : "";
+  if (s >= 300 && s < 400) return fail(s, response, `${where}: HTTP ${s} (redirects are not followed)`, false);
+  return fail(s, response, `${where}: HTTP ${s}${quote}`, s === 429 || s >= 500);
+}
+
+function fail(status: number | null, response: unknown, error: string, retryable: boolean): AttemptResult {
+  return { ok: false, status, response, error, retryable };
+}
+
+function parseBody(text: string, contentType: string | null): unknown {
+  if (contentType?.includes("json")) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function oneLine(s: string): string {
+  const t = s.replace(/\s+/g, " ").trim();
+  return t.length > MAX_QUOTE ? t.slice(0, MAX_QUOTE) + "…" : t;
+}
+
+/** fetch wraps the socket error in `cause`; its code (ECONNREFUSED...) is the useful part. */
+function networkReason(e: unknown): string {
+  const err = toError(e);
+  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
+  if (cause && typeof cause === "object") {
+    if (typeof cause.code === "string") return cause.code;
+    if (typeof cause.message === "string") return cause.message;
+  }
+  return err.message;
+}
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+const SMTP_NETWORK_CODES = new Set(["ECONNECTION", "ETIMEDOUT", "ESOCKET", "EDNS", "ECONNRESET"]);
+
+/**
+ * Sends one mail through the integration's SMTP server. STARTTLS is used when
+ * the server offers it (port 465 is implicit TLS); AUTH when a username is set.
+ * Never throws except DeliveryInterrupted.
+ */
+export async function sendMail(
+  integration: IntegrationConfig,
+  mail: MailMessage,
+  opts: SendOptions,
+): Promise<AttemptResult> {
+  const port = integration.port ?? 587;
+  const where = `SMTP ${integration.host ?? "?"}:${port}`;
+  if (opts.signal.aborted) throw new DeliveryInterrupted();
+  const transporter = nodemailer.createTransport({
+    host: integration.host ?? undefined,
+    port,
+    secure: port === 465,
+    auth: integration.username
+      ? { user: integration.username, pass: integration.password ?? "" }
+      : undefined,
+    connectionTimeout: opts.timeoutMs,
+    greetingTimeout: opts.timeoutMs,
+    socketTimeout: opts.timeoutMs,
+    dnsTimeout: opts.timeoutMs,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const onAbort = () => transporter.close();
+  opts.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    // socketTimeout is an inactivity limit; this bounds a server that trickles.
+    const overall = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        transporter.close();
+        reject(Object.assign(new Error("overall timeout"), { code: "ETIMEDOUT" }));
+      }, opts.timeoutMs * 3);
+    });
+    const info = (await Promise.race([
+      transporter.sendMail({ from: integration.from ?? undefined, to: mail.to, subject: mail.subject, text: mail.text }),
+      overall,
+    ])) as { response?: string };
+    const reply = String(info.response ?? "");
+    return { ok: true, status: replyCode(reply), response: reply, error: null, retryable: false };
+  } catch (e) {
+    if (opts.signal.aborted) throw new DeliveryInterrupted();
+    const err = toError(e) as Error & { code?: string; responseCode?: number; response?: string };
+    const code = typeof err.responseCode === "number" ? err.responseCode : null;
+    const timedOut = err.code === "ETIMEDOUT" || /timeout/i.test(err.message);
+    const reason = timedOut ? `no response within ${opts.timeoutMs} ms (timed out)` : oneLine(err.message);
+    // SMTP 4xx replies are transient by definition (RFC 5321); 5xx are permanent.
+    const retryable =
+      timedOut || (err.code !== undefined && SMTP_NETWORK_CODES.has(err.code)) || (code !== null && code >= 400 && code < 500);
+    return fail(code, err.response ?? null, `${where}: ${reason}`, retryable);
+  } finally {
+    clearTimeout(timer);
+    opts.signal.removeEventListener("abort", onAbort);
+    transporter.close();
+  }
+}
+
+function replyCode(reply: string): number | null {
+  const m = /^(\d{3})/.exec(reply);
+  return m ? Number(m[1]) : null;
+}
