@@ -1,0 +1,205 @@
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { memoryLogger } from "../shared/logger.js";
+import { createHarness } from "./testHarness.js";
+
+let h: ReturnType<typeof createHarness>;
+beforeEach(() => {
+  h = createHarness();
+});
+afterEach(async () => {
+  await h.cleanup();
+});
+
+describe("startProcess: commands, env, cwd", () => {
+  it("runs a string command through the shell", async () => {
+    const r = h.start("echo hi; echo oops >&2; exit 3");
+    expect(r.handle.pid).toBeGreaterThan(1);
+    expect(await r.exited).toEqual({ code: 3, signal: null, spawnError: null });
+    expect(r.stdout).toEqual(["hi"]);
+    expect(r.stderr).toEqual(["oops"]);
+  });
+
+  it("executes an array command directly: no shell splitting or expansion", async () => {
+    const r = h.start(["printf", "%s\\n", "a b", "$HOME", "*"]);
+    expect((await r.exited).code).toBe(0);
+    expect(r.stdout).toEqual(["a b", "$HOME", "*"]);
+  });
+
+  it("passes env exactly as given and runs in cwd", async () => {
+    const r = h.start('echo "$FOO"; echo "${HOME-unset}"; pwd', { env: { PATH: h.env.PATH!, FOO: "bar baz" } });
+    expect((await r.exited).code).toBe(0);
+    expect(r.stdout).toEqual(["bar baz", "unset", h.dir]);
+  });
+
+  it("uses the configured shell", async () => {
+    const r = h.start("echo $0", { shell: "/bin/bash" });
+    await r.exited;
+    expect(r.stdout).toEqual(["/bin/bash"]);
+  });
+
+  it("keeps stdout and stderr apart and each in order", async () => {
+    const r = h.start("i=1; while [ $i -le 2000 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done");
+    await r.exited;
+    const want = (p: string) => Array.from({ length: 2000 }, (_, i) => `${p}${i + 1}`);
+    expect(r.stdout).toEqual(want("out"));
+    expect(r.stderr).toEqual(want("err"));
+  });
+
+  it("runs many processes at once without mixing their lines", async () => {
+    const runs = Array.from({ length: 20 }, (_, i) => h.start(["sh", "-c", `echo start${i}; sleep 0.05; echo end${i}`]));
+    await Promise.all(runs.map((r) => r.exited));
+    runs.forEach((r, i) => expect(r.stdout).toEqual([`start${i}`, `end${i}`]));
+  });
+
+  it("reports the pid start time of the leader", async () => {
+    const r = h.start("sleep 0.2");
+    expect(r.handle.pidStart).toMatch(/^\d+$/);
+    await r.exited;
+  });
+});
+
+describe("startProcess: line capture", () => {
+  it("flushes a partial last line on each stream", async () => {
+    const r = h.start("printf 'a\\nb'; printf 'e' >&2");
+    await r.exited;
+    expect(r.stdout).toEqual(["a", "b"]);
+    expect(r.stderr).toEqual(["e"]);
+  });
+
+  it("strips CR of CRLF line endings", async () => {
+    const r = h.start("printf 'a\\r\\nb\\r\\n\\r\\nc'");
+    await r.exited;
+    expect(r.stdout).toEqual(["a", "b", "", "c"]);
+  });
+
+  it("delivers lines in real time, before the process exits", async () => {
+    let firstLineAt = 0;
+    const start = Date.now();
+    const r = h.start("echo early; sleep 1; echo late", {}, {
+      onLine: () => {
+        firstLineAt ||= Date.now() - start;
+      },
+    });
+    await r.exited;
+    expect(firstLineAt).toBeGreaterThan(0);
+    expect(Date.now() - start - firstLineAt).toBeGreaterThan(500);
+  });
+
+  it("splits a 10 MB single line into 64 KiB lines, losing nothing", async () => {
+    const size = 10 * 1024 * 1024;
+    let bytes = 0;
+    let lines = 0;
+    let longest = 0;
+    const r = h.start(`head -c ${size} /dev/zero | tr '\\0' 'x'`, {}, {
+      onLine: (_s, l) => {
+        bytes += Buffer.byteLength(l);
+        lines++;
+        longest = Math.max(longest, l.length);
+      },
+    });
+    expect((await r.exited).code).toBe(0);
+    expect(bytes).toBe(size);
+    expect(lines).toBe(size / (64 * 1024));
+    expect(longest).toBe(64 * 1024);
+  });
+
+  it("honours maxLineBytes", async () => {
+    const r = h.start("printf 'abcdefghij\\n'", {}, { maxLineBytes: 4 });
+    await r.exited;
+    expect(r.stdout).toEqual(["abcd", "efgh", "ij"]);
+  });
+
+  it("handles 100 MB of output with bounded memory", async () => {
+    const size = 100 * 1024 * 1024;
+    global.gc?.();
+    const rssBefore = process.memoryUsage().rss;
+    let rssMax = rssBefore;
+    let bytes = 0;
+    let lines = 0;
+    // 100-byte lines: 99 zeros and a newline.
+    const r = h.start(`yes "$(printf '%099d' 0)" | head -c ${size}`, {}, {
+      onLine: (_s, l) => {
+        bytes += l.length + 1;
+        if (++lines % 20_000 === 0) rssMax = Math.max(rssMax, process.memoryUsage().rss);
+      },
+    });
+    expect((await r.exited).code).toBe(0);
+    expect(bytes).toBe(size);
+    expect(lines).toBe(size / 100 + (size % 100 === 0 ? 0 : 1));
+    expect(rssMax - rssBefore).toBeLessThan(150 * 1024 * 1024);
+  }, 60_000);
+
+  it("survives binary output: random bytes never throw and arrive as text", async () => {
+    let chars = 0;
+    const r = h.start("head -c 2000000 /dev/urandom", {}, {
+      onLine: (_s, l) => {
+        chars += l.length;
+        expect(l.includes("\0")).toBe(false);
+      },
+    });
+    expect(await r.exited).toEqual({ code: 0, signal: null, spawnError: null });
+    expect(chars).toBeGreaterThan(1_000_000);
+  });
+
+  it("logs a throwing onLine and keeps going", async () => {
+    const logger = memoryLogger();
+    const seen: string[] = [];
+    const r = h.start("echo a; echo b", {}, {
+      logger,
+      onLine: (_s, l) => {
+        seen.push(l);
+        if (l === "a") throw new Error("boom");
+      },
+    });
+    expect((await r.exited).code).toBe(0);
+    expect(seen).toEqual(["a", "b"]);
+    expect(logger.entries.some((e) => e.level === "error" && /onLine/.test(e.msg))).toBe(true);
+  });
+});
+
+describe("startProcess: spawn failures", () => {
+  it("a missing executable in array form resolves with spawnError naming it", async () => {
+    const r = h.start(["/nonexistent/svc-no-such-cmd", "x"]);
+    expect(r.handle.pid).toBeNull();
+    expect(r.handle.pidStart).toBeNull();
+    const info = await r.exited;
+    expect(info.code).toBeNull();
+    expect(info.signal).toBeNull();
+    expect(info.spawnError).toMatch(/svc-no-such-cmd.*not found/);
+    expect(info.spawnError).not.toContain("\n");
+    r.handle.stop();
+    r.handle.kill();
+  });
+
+  it("a missing command in string form is the shell's exit 127", async () => {
+    const r = h.start("svc-no-such-cmd-xyz");
+    const info = await r.exited;
+    expect(info).toEqual({ code: 127, signal: null, spawnError: null });
+    expect(r.stderr.join("\n")).toMatch(/svc-no-such-cmd-xyz/);
+  });
+
+  it("a non-executable file: EACCES in array form, 126 in string form", async () => {
+    const file = join(h.dir, "script.sh");
+    writeFileSync(file, "#!/bin/sh\necho hi\n");
+    chmodSync(file, 0o644);
+    const a = await h.start([file]).exited;
+    expect(a.spawnError).toMatch(/script\.sh.*permission denied/);
+    const s = await h.start(file).exited;
+    expect(s.code).toBe(126);
+  });
+
+  it("a missing working directory is named as such", async () => {
+    const info = await h.start(["true"], { cwd: join(h.dir, "nope") }).exited;
+    expect(info.spawnError).toMatch(/working directory .*nope does not exist/);
+  });
+
+  it("an empty array command is a spawn error", async () => {
+    expect((await h.start([]).exited).spawnError).toMatch(/empty/);
+  });
+
+  it("a NUL byte in an argument is a spawn error, not a throw", async () => {
+    expect((await h.start(["echo", "a\0b"]).exited).spawnError).toMatch(/cannot start/);
+  });
+});
