@@ -1,0 +1,162 @@
+import { performance } from "node:perf_hooks";
+import { IANAZone } from "luxon";
+import type { FrequencyKind, ScheduleSpec, Weekday } from "../src/config/types.js";
+import { nextRun } from "../src/schedule/nextRun.js";
+import type { BenchResult, BenchSection } from "./types.js";
+
+/**
+ * Cost of `nextRun` at daemon startup, where every job's next run is computed
+ * from the same `now`. Each batch uses a fresh `now` 400 days after the last,
+ * so the zone memo starts cold for that period (the startup case); a second
+ * pass repeats one `now` (the warm case: a config reload).
+ */
+
+const ZONES = [
+  "UTC",
+  "America/New_York",
+  "America/Los_Angeles",
+  "America/Sao_Paulo",
+  "America/St_Johns",
+  "America/Santiago",
+  "Europe/London",
+  "Europe/Berlin",
+  "Europe/Moscow",
+  "Africa/Casablanca",
+  "Asia/Kolkata",
+  "Asia/Kathmandu",
+  "Asia/Tokyo",
+  "Australia/Sydney",
+  "Australia/Lord_Howe",
+  "Pacific/Chatham",
+  "Pacific/Auckland",
+  "Pacific/Kiritimati",
+];
+const FREQUENCIES: FrequencyKind[] = ["hourly", "daily", "daily", "daily", "weekly", "monthly", "weekdays", "weekends"];
+const WEEKDAYS: Weekday[] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+const SIZES: Array<[size: number, batches: number]> = [
+  [100, 200],
+  [1_000, 60],
+  [10_000, 15],
+  [50_000, 7],
+];
+const TARGET_US = 20;
+
+/** Deterministic PRNG (mulberry32) so every run benchmarks the same specs. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(r: () => number, items: readonly T[]): T {
+  return items[Math.floor(r() * items.length)]!;
+}
+
+function makeSpecs(count: number, seed: number): ScheduleSpec[] {
+  const r = rng(seed);
+  const specs: ScheduleSpec[] = [];
+  for (let i = 0; i < count; i++) {
+    const frequency = pick(r, FREQUENCIES);
+    specs.push({
+      frequency,
+      time: frequency === "hourly" ? null : { hour: Math.floor(r() * 24), minute: Math.floor(r() * 60) },
+      weekday: frequency === "weekly" ? pick(r, WEEKDAYS) : null,
+      dayOfMonth: frequency === "monthly" ? 1 + Math.floor(r() * 31) : null,
+      timezone: pick(r, ZONES),
+    });
+  }
+  return specs;
+}
+
+function batchMs(specs: ScheduleSpec[], now: number): number {
+  const t0 = performance.now();
+  let sink = 0;
+  for (const spec of specs) sink += nextRun(spec, now)?.at ?? 0;
+  const elapsed = performance.now() - t0;
+  if (sink === 42) console.log(sink); // keeps the loop observable
+  return elapsed;
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}
+
+/** One raw luxon offset lookup (an Intl formatToParts): the unit the memo avoids. */
+function rawOffsetUs(): number {
+  const zone = IANAZone.create("America/New_York");
+  const n = 20_000;
+  const base = Date.UTC(2031, 0, 1);
+  let sink = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) sink += zone.offset(base + i * 7_919_000);
+  const us = ((performance.now() - t0) * 1000) / n;
+  return sink === 0.5 ? 0 : us;
+}
+
+export default async function scheduleBench(): Promise<BenchSection> {
+  const results: BenchResult[] = [];
+  const rawUs = rawOffsetUs();
+  let now = Date.UTC(2030, 0, 1, 12, 34, 56, 789);
+  batchMs(makeSpecs(2_000, 99), now); // JIT warm-up on other specs and another period
+  for (const [size, batches] of SIZES) {
+    const specs = makeSpecs(size, size);
+    const cold: number[] = [];
+    const warm: number[] = [];
+    for (let b = 0; b < batches; b++) {
+      now += 400 * 86_400_000 + 3_600_000 * 7 + 60_000 * 13;
+      cold.push(batchMs(specs, now));
+      warm.push(batchMs(specs, now));
+    }
+    for (const [kind, times] of [
+      ["cold", cold],
+      ["warm", warm],
+    ] as const) {
+      times.sort((a, b) => a - b);
+      const median = quantile(times, 0.5);
+      const p99 = quantile(times, 0.99);
+      const perCallUs = (median * 1000) / size;
+      const ok = perCallUs < TARGET_US;
+      results.push({
+        name: `nextRun ${kind}, ${size.toLocaleString("en-US")} specs: batch median`,
+        value: round(median),
+        unit: "ms",
+        notes: `p99 ${round(p99)} ms over ${batches} batches; ${round(perCallUs)} µs per call`,
+      });
+      results.push({
+        name: `nextRun ${kind}, ${size.toLocaleString("en-US")} specs: per call (median batch)`,
+        value: round(perCallUs),
+        unit: "µs",
+        target: `< ${TARGET_US} µs`,
+        ok,
+        notes: `${round(perCallUs / rawUs)}x one raw luxon IANAZone.offset call (${round(rawUs)} µs)`,
+      });
+    }
+  }
+  return {
+    title: "Schedule math: nextRun",
+    method:
+      `nextRun for N varied specs (${ZONES.length} zones; hourly, daily, weekly, monthly, weekdays, weekends; ` +
+      "random times, weekdays and days of month; fixed seed), all from one `now`, as at daemon startup. " +
+      "Cold: each batch uses a `now` 400 days after the previous one, so the zone memo is empty for that period. " +
+      "Warm: the same batch again at the same `now` (a reload). Median and p99 of batch wall time; per call = median / N.",
+    results,
+  };
+}
+
+function round(n: number): number {
+  return n >= 100 ? Math.round(n) : Math.round(n * 100) / 100;
+}
+
+// `tsx bench/schedule.bench.ts` prints this section alone.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const section = await scheduleBench();
+  console.log(section.title);
+  for (const r of section.results) {
+    console.log(`  ${r.name}: ${r.value} ${r.unit}${r.target ? ` (target ${r.target}: ${r.ok ? "ok" : "MISSED"})` : ""}  ${r.notes ?? ""}`);
+  }
+}
