@@ -1,0 +1,137 @@
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { integration, startMailServer, startReceiver, type MailServer, type Receiver } from "./testkit.js";
+import { DeliveryInterrupted, postJson, sendMail } from "./transport.js";
+
+/** A port that was just free: nothing listens there. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const live = () => ({ timeoutMs: 300, signal: new AbortController().signal });
+
+describe("postJson", () => {
+  let rx: Receiver;
+  beforeAll(async () => {
+    rx = await startReceiver();
+  });
+  afterAll(() => rx.close());
+
+  it("posts JSON and returns the remote status and parsed body", async () => {
+    rx.script.push({ status: 200, body: { accepted: 1 } });
+    const r = await postJson(`${rx.url}/hook`, { a: 1 }, live());
+    expect(r).toEqual({ ok: true, status: 200, response: { accepted: 1 }, error: null, retryable: false });
+    const got = rx.received.at(-1)!;
+    expect(got.method).toBe("POST");
+    expect(got.headers["content-type"]).toBe("application/json");
+    expect(got.body).toEqual({ a: 1 });
+  });
+
+  it.each([
+    [500, true],
+    [503, true],
+    [429, true],
+    [400, false],
+    [404, false],
+  ])("HTTP %i: retryable %s", async (status, retryable) => {
+    rx.script.push({ status, body: { why: "nope" } });
+    const r = await postJson(`${rx.url}/hook`, {}, live());
+    expect(r.ok).toBe(false);
+    expect(r.status).toBe(status);
+    expect(r.retryable).toBe(retryable);
+    expect(r.error).toBe(`POST ${rx.url}: HTTP ${status}: {"why":"nope"}`);
+  });
+
+  it("times out a receiver that never answers, with a clear error", async () => {
+    rx.script.push("hang");
+    const t0 = Date.now();
+    const r = await postJson(`${rx.url}/slow`, {}, live());
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(r).toMatchObject({ ok: false, status: null, retryable: true });
+    expect(r.error).toBe(`POST ${rx.url}: no response within 300 ms (timed out)`);
+  });
+
+  it("reports a refused connection as a retryable network error", async () => {
+    const port = await closedPort();
+    const r = await postJson(`http://127.0.0.1:${port}/x`, {}, live());
+    expect(r).toMatchObject({ ok: false, retryable: true });
+    expect(r.error).toBe(`POST http://127.0.0.1:${port}: network error: ECONNREFUSED`);
+  });
+
+  it("never puts the URL path or query (tokens) in the error", async () => {
+    rx.script.push({ status: 500 });
+    const r = await postJson(`${rx.url}/services/T0/SECRETPATH?token=SECRETQ`, {}, live());
+    expect(r.error).not.toMatch(/SECRET/);
+  });
+
+  it("throws DeliveryInterrupted when the stop signal aborts a request", async () => {
+    rx.script.push("hang");
+    const stop = new AbortController();
+    const p = postJson(`${rx.url}/slow`, {}, { timeoutMs: 10_000, signal: stop.signal });
+    setTimeout(() => stop.abort(), 50);
+    await expect(p).rejects.toBeInstanceOf(DeliveryInterrupted);
+  });
+});
+
+describe("sendMail", () => {
+  let smtp: MailServer;
+  beforeAll(async () => {
+    smtp = await startMailServer({ user: "svc-user", pass: "s3cret-pass" });
+  });
+  afterAll(() => smtp.close());
+
+  const mailer = (more = {}) =>
+    integration("mailer", {
+      provider: "smtp",
+      host: "127.0.0.1",
+      port: smtp.port,
+      from: "svc@example.org",
+      username: "svc-user",
+      password: "s3cret-pass",
+      ...more,
+    });
+
+  it("delivers with AUTH and returns the SMTP reply", async () => {
+    const r = await sendMail(mailer(), { to: "ops@example.org", subject: "[svc] s", text: "body\n" }, live());
+    expect(r.ok).toBe(true);
+    expect(r.status).toBe(250);
+    expect(String(r.response)).toMatch(/^250/);
+    const m = smtp.mails.at(-1)!;
+    expect(m.auth).toEqual({ username: "svc-user", password: "s3cret-pass" });
+    expect(m.from).toBe("svc@example.org");
+    expect(m.to).toEqual(["ops@example.org"]);
+  });
+
+  it("fails at once on bad credentials, without the password in the error", async () => {
+    const r = await sendMail(mailer({ password: "wrong-pass" }), { to: "o@x.org", subject: "s", text: "t" }, live());
+    expect(r.ok).toBe(false);
+    expect(r.retryable).toBe(false);
+    expect(r.status).toBe(535);
+    expect(r.error).toMatch(/^SMTP 127\.0\.0\.1:\d+: Invalid login/);
+    expect(r.error).not.toContain("wrong-pass");
+  });
+
+  it("reports a refused connection as retryable", async () => {
+    const port = await closedPort();
+    const r = await sendMail(mailer({ port }), { to: "o@x.org", subject: "s", text: "t" }, live());
+    expect(r).toMatchObject({ ok: false, retryable: true });
+    expect(r.error).toMatch(new RegExp(`^SMTP 127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`));
+  });
+
+  it("upgrades with STARTTLS when the server offers it (here: its self-signed certificate is refused)", async () => {
+    const tlsServer = await startMailServer({ user: "u", pass: "p", starttls: true });
+    try {
+      const r = await sendMail(mailer({ port: tlsServer.port, username: "u", password: "p" }), { to: "o@x.org", subject: "s", text: "t" }, live());
+      expect(r.ok).toBe(false);
+      expect(r.error).toMatch(/certificate/i);
+      expect(tlsServer.mails).toHaveLength(0);
+    } finally {
+      await tlsServer.close();
+    }
+  });
+});
