@@ -36,18 +36,22 @@ export function outputEnvName(job: string, varName: string): string {
   return `SVC_OUTPUT_${clean(job)}_${clean(varName)}`;
 }
 
-const key = (job: string, varName: string) => `${job}\u0000${varName}`;
-
 /** Values by (job, var), as looked up in the current cycle. */
 export class OutputValues {
-  private readonly values = new Map<string, string>();
+  private readonly byJob = new Map<string, Map<string, string>>();
 
   set(job: string, varName: string, value: string): void {
-    this.values.set(key(job, varName), value);
+    let vars = this.byJob.get(job);
+    if (!vars) this.byJob.set(job, (vars = new Map()));
+    vars.set(varName, value);
   }
 
   get(job: string, varName: string): string | undefined {
-    return this.values.get(key(job, varName));
+    return this.byJob.get(job)?.get(varName);
+  }
+
+  varsOf(job: string): string[] {
+    return [...(this.byJob.get(job)?.keys() ?? [])];
   }
 }
 

@@ -1,0 +1,156 @@
+import type { JobConfig } from "../config/types.js";
+import { createOutputCapture, runWithTimeout } from "../executor/index.js";
+import type { OutStream, SpawnSpec, TimedProcessHandle } from "../executor/index.js";
+import type { Clock } from "../shared/clock.js";
+import { iso } from "../shared/clock.js";
+import type { Logger } from "../shared/logger.js";
+import { toError } from "../shared/toError.js";
+import type { Store } from "../store/api.js";
+import type { HcStatus, LogStream, RunRecord } from "../store/types.js";
+import { formatDuration } from "./formatDuration.js";
+
+/** How one attempt of a run ended. The engine turns this into a transition. */
+export interface AttemptResult {
+  exitCode: number | null;
+  /** Main command exited 0 and the healthcheck (if any) passed or only warned. */
+  ok: boolean;
+  hc: HcStatus | null;
+  /** Why it failed (CONTRACT §3 `error`), null on success. */
+  error: string | null;
+  /** False when a person or policy stopped it (cancel, replace, pipeline stop, shutdown). */
+  retryable: boolean;
+}
+
+export interface AttemptDeps {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  killGraceMs: number;
+  shell: string;
+}
+
+/**
+ * One attempt of a run: the main command, output capture, then the
+ * healthcheck (SPEC rules 4, 6, 7). Lines go to the log store as they come.
+ * The attempt never changes run status: it reports an AttemptResult.
+ */
+export class Attempt {
+  private stopReason: string | null = null;
+  private current: TimedProcessHandle | null = null;
+  private readonly startedAt: number;
+  readonly pid: number | null;
+  readonly pidStart: string | null;
+  readonly done: Promise<AttemptResult>;
+
+  constructor(
+    private readonly deps: AttemptDeps,
+    readonly run: RunRecord,
+    readonly job: JobConfig,
+    spec: SpawnSpec,
+  ) {
+    this.startedAt = deps.clock.now();
+    const capture = createOutputCapture(job.output);
+    const main = this.spawn(spec, job.timeoutMs, (stream, line) => {
+      this.append(stream, line);
+      if (stream === "stdout") capture.feed(line);
+    });
+    this.pid = main.pid;
+    this.pidStart = main.pidStart;
+    this.done = this.finish(main, spec, capture).catch((e: unknown) => {
+      const err = toError(e);
+      deps.log.error({ err, run_id: run.id, job: job.name }, "attempt failed unexpectedly");
+      return { exitCode: null, ok: false, hc: null, error: `internal error: ${err.message}`, retryable: false };
+    });
+  }
+
+  /** Stops the attempt for good (no retry): SIGTERM, then SIGKILL after the grace. */
+  stop(reason: string): void {
+    this.stopReason ??= reason;
+    this.current?.stop();
+  }
+
+  /** SIGKILL now (forced daemon stop, shutdown timeout). */
+  kill(reason: string): void {
+    this.stopReason ??= reason;
+    this.current?.kill();
+  }
+
+  private spawn(spec: SpawnSpec, timeoutMs: number | null, onLine: (s: OutStream, l: string) => void) {
+    const handle = runWithTimeout(spec, { killGraceMs: this.deps.killGraceMs, timeoutMs, onLine, logger: this.deps.log });
+    this.current = handle;
+    // A stop that raced the spawn still applies to the new process.
+    if (this.stopReason !== null) handle.stop();
+    return handle;
+  }
+
+  private append(stream: LogStream, line: string): void {
+    this.deps.store.logs.append(this.run.id, stream, line, iso(this.deps.clock.now()));
+  }
+
+  private async finish(
+    main: TimedProcessHandle,
+    spec: SpawnSpec,
+    capture: ReturnType<typeof createOutputCapture>,
+  ): Promise<AttemptResult> {
+    const exit = await main.exited;
+    if (exit.spawnError !== null) {
+      this.append("stderr", `svc: ${exit.spawnError}`);
+      return { exitCode: null, ok: false, hc: null, error: exit.spawnError, retryable: this.stopReason === null };
+    }
+    // Outputs are captured after every attempt whose command exited, before the healthcheck (CONTRACT §3).
+    this.storeOutputs(capture.finish(exit.code));
+    const failed = (error: string, retryable = true): AttemptResult => ({
+      exitCode: exit.code,
+      ok: false,
+      hc: null,
+      error,
+      retryable,
+    });
+    if (this.stopReason !== null) return failed(this.stopReason, false);
+    if (exit.timedOut) return failed(`timeout after ${formatDuration(this.job.timeoutMs ?? 0)}`);
+    if (exit.code !== 0) return failed(exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`);
+    if (!this.job.healthcheck) return { exitCode: 0, ok: true, hc: null, error: null, retryable: true };
+    return this.healthcheck(spec);
+  }
+
+  private async healthcheck(spec: SpawnSpec): Promise<AttemptResult> {
+    const hc = this.job.healthcheck!;
+    const handle = this.spawn({ ...spec, command: hc.command }, hc.timeoutMs, (_s, line) => this.append("healthcheck", line));
+    const exit = await handle.exited;
+    if (this.stopReason !== null) {
+      return { exitCode: 0, ok: false, hc: null, error: this.stopReason, retryable: false };
+    }
+    if (exit.spawnError === null && exit.code === 0 && !exit.timedOut) {
+      return { exitCode: 0, ok: true, hc: "pass", error: null, retryable: true };
+    }
+    const why = exit.spawnError
+      ? `healthcheck: ${exit.spawnError}`
+      : exit.timedOut
+        ? `healthcheck timeout after ${formatDuration(hc.timeoutMs)}`
+        : exit.signal
+          ? `healthcheck killed by ${exit.signal}`
+          : `healthcheck failed (exit code ${exit.code})`;
+    this.append("healthcheck", `svc: ${why}`);
+    if (hc.onFail === "warn_only") return { exitCode: 0, ok: true, hc: "warn", error: why, retryable: true };
+    return { exitCode: 0, ok: false, hc: "fail", error: why, retryable: true };
+  }
+
+  private storeOutputs(values: Record<string, string>): void {
+    const at = iso(this.deps.clock.now());
+    for (const [var_name, value] of Object.entries(values)) {
+      this.deps.store.outputs.put({
+        run_id: this.run.id,
+        job_name: this.job.name,
+        var_name,
+        value,
+        cycle_id: this.run.cycle_id,
+        created_at: at,
+      });
+    }
+  }
+
+  /** Milliseconds since this attempt started. */
+  elapsed(): number {
+    return this.deps.clock.now() - this.startedAt;
+  }
+}

@@ -1,0 +1,118 @@
+import type { DaemonConfig, JobConfig, ProjectConfig } from "../config/types.js";
+import type { Clock } from "../shared/clock.js";
+import type { Logger } from "../shared/logger.js";
+import type { Store } from "../store/api.js";
+import type { NewRun, RunPatch, RunRecord, RunStatus } from "../store/types.js";
+import type { Attempt } from "./attempt.js";
+import type { EngineEvents, EventBus } from "./events.js";
+
+/** A run waiting for a pool slot: PENDING, or RETRYING until `nextAttemptAt`. */
+export interface Waiting {
+  id: number;
+  job: string;
+  cycleId: string;
+  status: "PENDING" | "RETRYING";
+  nextAttemptAt: number | null;
+}
+
+export interface EngineDeps {
+  store: Store;
+  bus: EventBus;
+  log: Logger;
+  clock: Clock;
+  project: ProjectConfig;
+  daemon: DaemonConfig;
+  /** Environment every job starts from (the daemon's own). */
+  baseEnv?: NodeJS.ProcessEnv;
+  /** [0, 1) source for jitter; injected by tests. */
+  random?: () => number;
+}
+
+/**
+ * The engine's shared state, passed as one object (STYLE: no module-level
+ * mutable state). Invariant: a run id is in at most one of `attempts`
+ * (RUNNING) and `waiting` (PENDING / RETRYING).
+ */
+export interface EngineContext {
+  readonly store: Store;
+  readonly bus: EventBus;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly daemon: DaemonConfig;
+  readonly baseEnv: NodeJS.ProcessEnv;
+  project: ProjectConfig;
+  /** Dependency-triggered downstream jobs of each job, from the current project. */
+  downstreams: Map<string, string[]>;
+  readonly attempts: Map<number, Attempt>;
+  readonly waiting: Map<number, Waiting>;
+  /** Cycles halted by an `on_failure: stop` job: nothing new dispatches in them. */
+  readonly halted: Set<string>;
+  stopping: boolean;
+}
+
+export function createContext(deps: EngineDeps): EngineContext {
+  return {
+    store: deps.store,
+    bus: deps.bus,
+    log: deps.log,
+    clock: deps.clock,
+    random: deps.random ?? Math.random,
+    daemon: deps.daemon,
+    baseEnv: deps.baseEnv ?? process.env,
+    project: deps.project,
+    downstreams: downstreamIndex(deps.project),
+    attempts: new Map(),
+    waiting: new Map(),
+    halted: new Set(),
+    stopping: false,
+  };
+}
+
+/** job -> the jobs that list it upstream, in file order. */
+export function downstreamIndex(project: ProjectConfig): Map<string, string[]> {
+  const index = new Map<string, string[]>();
+  for (const job of project.jobs.values()) {
+    for (const up of job.upstreams) {
+      let list = index.get(up);
+      if (!list) index.set(up, (list = []));
+      list.push(job.name);
+    }
+  }
+  return index;
+}
+
+/** The one place a run changes status: store check + event. */
+export function setStatus(ctx: EngineContext, run: RunRecord, to: RunStatus, patch: RunPatch = {}): RunRecord {
+  const updated = ctx.store.runs.transition(run.id, to, patch, run.status);
+  ctx.bus.emit("run:status", { run: updated, from: run.status });
+  return updated;
+}
+
+/** Inserts a run and announces it; PENDING runs join the dispatch queue. */
+export function createRun(ctx: EngineContext, fields: Omit<NewRun, "created_at" | "tags">, job: JobConfig): RunRecord {
+  const run = ctx.store.runs.create({ ...fields, tags: job.tags, created_at: new Date(ctx.clock.now()).toISOString() });
+  ctx.bus.emit("run:status", { run, from: null });
+  if (run.status === "PENDING") {
+    ctx.waiting.set(run.id, { id: run.id, job: run.job_name, cycleId: run.cycle_id, status: "PENDING", nextAttemptAt: null });
+  }
+  return run;
+}
+
+export function notify(
+  ctx: EngineContext,
+  event: EngineEvents["run:notify"]["event"],
+  run: RunRecord,
+  previousStatus: RunStatus | null = null,
+): void {
+  ctx.bus.emit("run:notify", { event, run, fallbackToFailure: event === "on_sla_breach", previousStatus });
+}
+
+export function nowIso(ctx: EngineContext): string {
+  return new Date(ctx.clock.now()).toISOString();
+}
+
+/** Is a job paused? (job_state is the source of truth, persisted across restarts.) */
+export function isPaused(ctx: EngineContext, job: string): boolean {
+  return ctx.store.jobState.get(job)?.paused === 1;
+}

@@ -1,0 +1,266 @@
+import { randomUUID } from "node:crypto";
+import type { ProjectConfig } from "../config/types.js";
+import type { TimerHandle } from "../shared/clock.js";
+import { toError } from "../shared/toError.js";
+import type { RunRecord } from "../store/types.js";
+import { createContext, createRun, downstreamIndex, nowIso, setStatus, type EngineContext, type EngineDeps } from "./context.js";
+import { Dispatcher } from "./dispatcher.js";
+import { badRequest, conflict, notFound, unknownJob } from "./errors.js";
+import { reconcile } from "./recovery.js";
+import { Scheduler, type NextRunInfo } from "./scheduler.js";
+import type { ScheduledSlot } from "../schedule/nextRun.js";
+
+export const MAX_REASON_LENGTH = 500;
+
+export interface StartSummary {
+  next: NextRunInfo[];
+  lost: number;
+  resumed: number;
+}
+
+/**
+ * The engine's public face. The API and CLI call these operations; nothing
+ * else changes run state. Every operation is synchronous up to the point a
+ * subprocess starts; run completion arrives later through the event bus.
+ */
+export class Engine {
+  readonly ctx: EngineContext;
+  private readonly pool: Dispatcher;
+  private readonly scheduler: Scheduler;
+  private tickTimer: TimerHandle | null = null;
+  private stopping: Promise<void> | null = null;
+  /** Runs already reported as past their SLA (sla_breached is also stored). */
+  private readonly slaReported = new Set<number>();
+
+  constructor(deps: EngineDeps) {
+    this.ctx = createContext(deps);
+    this.pool = new Dispatcher(this.ctx);
+    this.scheduler = new Scheduler(this.ctx, this.pool);
+  }
+
+  /** Reconciles what a previous daemon left, computes slots (with catch-up), starts the tick. */
+  async start(): Promise<StartSummary> {
+    const { lost, resumed } = await reconcile(this.ctx, this.pool);
+    const next = this.scheduler.init(this.ctx.clock.now());
+    this.pool.pump();
+    this.armTick();
+    return { next, lost, resumed };
+  }
+
+  /** Wakes at each whole second of the clock (absolute instants: no drift). */
+  private armTick(): void {
+    if (this.ctx.stopping) return;
+    const at = (Math.floor(this.ctx.clock.now() / 1000) + 1) * 1000;
+    this.tickTimer = this.ctx.clock.setTimer(at, () => {
+      this.tick();
+      this.armTick();
+    });
+  }
+
+  /** One tick: fire due slots, start due retries, check SLAs. Public for tests with a fake clock. */
+  tick(): void {
+    try {
+      const now = this.ctx.clock.now();
+      this.scheduler.tick(now);
+      this.checkSla(now);
+      this.pool.pump();
+    } catch (e) {
+      this.ctx.log.error({ err: toError(e) }, "tick failed");
+    }
+  }
+
+  /** SPEC rule 8: a run still RUNNING (or retrying) past its `sla` is marked once and reported. */
+  private checkSla(now: number): void {
+    const ids = [...this.ctx.attempts.keys()];
+    for (const w of this.ctx.waiting.values()) if (w.status === "RETRYING") ids.push(w.id);
+    for (const id of ids) {
+      if (this.slaReported.has(id)) continue;
+      const run = this.ctx.store.runs.get(id);
+      const job = run && this.ctx.project.jobs.get(run.job_name);
+      if (!run || !job || job.slaMs === null || !run.started_at || run.sla_breached === 1) continue;
+      if (now - Date.parse(run.started_at) < job.slaMs) continue;
+      this.slaReported.add(id);
+      const marked = this.ctx.store.runs.update(id, { sla_breached: 1 });
+      this.ctx.log.warn({ job: job.name, run_id: id }, `job ${job.name}: run ${id} passed its SLA`);
+      this.ctx.bus.emit("run:notify", { event: "on_sla_breach", run: marked, fallbackToFailure: true, previousStatus: null });
+    }
+    for (const id of this.slaReported) if (!this.ctx.attempts.has(id) && !this.ctx.waiting.has(id)) this.slaReported.delete(id);
+  }
+
+  private job(name: string) {
+    const job = this.ctx.project.jobs.get(name);
+    if (!job) throw unknownJob(name);
+    return job;
+  }
+
+  /** Triggers a manual run now (a new cycle). Paused jobs may still be run by hand. */
+  runNow(name: string, opts: { reason?: string | null; triggeredBy: string }): RunRecord {
+    const job = this.job(name);
+    const reason = opts.reason ?? null;
+    if (reason !== null && reason.length > MAX_REASON_LENGTH) {
+      throw badRequest(`reason is ${reason.length} characters long; the limit is ${MAX_REASON_LENGTH}`);
+    }
+    this.assertRunning();
+    const run = createRun(
+      this.ctx,
+      { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: randomUUID() },
+      job,
+    );
+    this.pool.pump();
+    return this.ctx.store.runs.get(run.id) ?? run;
+  }
+
+  /** A new run of the job's most recent run, which must be FAILED, in the same cycle. */
+  retry(name: string, opts: { triggeredBy: string }): RunRecord {
+    const job = this.job(name);
+    const last = this.ctx.store.runs.recent(job.name, 1)[0];
+    if (!last) throw conflict(`job ${name} has no run to retry`);
+    if (last.status !== "FAILED") {
+      throw conflict(`job ${name}: its most recent run (${last.id}) is ${last.status}; only a FAILED run can be retried`);
+    }
+    this.assertRunning();
+    this.ctx.halted.delete(last.cycle_id); // a person chose to carry on with this cycle
+    const run = createRun(
+      this.ctx,
+      {
+        job_name: job.name,
+        trigger: "manual",
+        triggered_by: opts.triggeredBy,
+        reason: last.reason,
+        cycle_id: last.cycle_id,
+        attempt: last.attempt + 1,
+      },
+      job,
+    );
+    this.pool.pump();
+    return this.ctx.store.runs.get(run.id) ?? run;
+  }
+
+  /** Stops every RUNNING or RETRYING run of the job (each ends FAILED, `error: cancelled`). */
+  cancel(name: string): RunRecord[] {
+    const job = this.job(name);
+    const ids = this.pool.activeRunsOf(job.name);
+    if (ids.length === 0) throw conflict(`job ${name} has no RUNNING or RETRYING run to cancel`);
+    for (const id of ids) this.pool.stopRun(id, "cancelled");
+    return ids.map((id) => this.ctx.store.runs.get(id)).filter((r): r is RunRecord => r !== null);
+  }
+
+  /** Marks the job's oldest PENDING run SKIPPED. */
+  skip(name: string, opts: { by: string }): RunRecord {
+    const job = this.job(name);
+    const pending = this.ctx.store.runs.byStatus(["PENDING"]).find((r) => r.job_name === job.name);
+    if (!pending) throw conflict(`job ${name} has no PENDING run to skip`);
+    this.ctx.waiting.delete(pending.id);
+    const skipped = setStatus(this.ctx, pending, "SKIPPED", { error: `skipped by ${opts.by}`, finished_at: nowIso(this.ctx) });
+    this.pool.pump();
+    return skipped;
+  }
+
+  pause(name: string): void {
+    this.setPaused([this.job(name).name], true);
+  }
+
+  resume(name: string): void {
+    this.setPaused([this.job(name).name], false);
+  }
+
+  /** Pauses every job with the tag; returns their names. */
+  pauseTag(tag: string): string[] {
+    return this.setPaused(this.jobsWithTag(tag), true);
+  }
+
+  resumeTag(tag: string): string[] {
+    return this.setPaused(this.jobsWithTag(tag), false);
+  }
+
+  private jobsWithTag(tag: string): string[] {
+    const names = [...this.ctx.project.jobs.values()].filter((j) => j.tags.includes(tag)).map((j) => j.name);
+    if (names.length === 0) throw notFound(`no job has the tag "${tag}" (see \`svc tags list\`)`);
+    return names;
+  }
+
+  private setPaused(names: string[], paused: boolean): string[] {
+    this.ctx.store.tx(() => {
+      for (const n of names) this.ctx.store.jobState.upsert(n, { paused: paused ? 1 : 0 });
+    });
+    for (const n of names) this.scheduler.setPaused(n, paused);
+    if (!paused) this.scheduler.reload(this.ctx.clock.now());
+    return names;
+  }
+
+  /**
+   * Swaps in a new, already validated config atomically (SPEC rule 10).
+   * Running attempts keep the job config they started with.
+   */
+  reload(project: ProjectConfig): void {
+    this.ctx.project = project;
+    this.ctx.downstreams = downstreamIndex(project);
+    this.scheduler.reload(this.ctx.clock.now());
+    this.ctx.bus.emit("config:reloaded", { jobs: project.jobs.size });
+    this.pool.pump();
+  }
+
+  /**
+   * Graceful stop drains running jobs for up to `scheduler.shutdown_timeout`,
+   * then kills what is left; forced stop kills every group now. Either way
+   * every run ends with a correct record. Safe to call twice.
+   */
+  stop(opts: { force: boolean }): Promise<void> {
+    if (opts.force && this.stopping) {
+      for (const a of this.ctx.attempts.values()) a.kill("killed: forced daemon stop");
+    }
+    this.stopping ??= this.shutdown(opts.force);
+    return this.stopping;
+  }
+
+  private async shutdown(force: boolean): Promise<void> {
+    this.ctx.stopping = true;
+    this.tickTimer?.cancel();
+    if (force) {
+      for (const a of this.ctx.attempts.values()) a.kill("killed: forced daemon stop");
+    } else if (this.ctx.attempts.size > 0) {
+      this.ctx.log.info({ running: this.ctx.attempts.size }, "waiting for running jobs to finish");
+      const drained = await this.waitIdle(this.ctx.daemon.scheduler.shutdownTimeoutMs);
+      if (!drained) {
+        this.ctx.log.warn({ running: this.ctx.attempts.size }, "shutdown_timeout reached: killing the jobs still running");
+        for (const a of this.ctx.attempts.values()) a.kill("killed: daemon shutdown timeout");
+      }
+    }
+    await this.waitIdle(Math.max(5_000, this.ctx.daemon.executor.killGraceMs + 2_000));
+    this.ctx.store.logs.flush();
+  }
+
+  /** Resolves true once no attempt is in flight, false after `ms`. */
+  private async waitIdle(ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (this.ctx.attempts.size > 0) {
+      if (Date.now() >= deadline) return false;
+      await Promise.race([
+        Promise.all([...this.ctx.attempts.values()].map((a) => a.done)),
+        new Promise((r) => setTimeout(r, Math.min(100, deadline - Date.now()))),
+      ]);
+      // let the dispatcher record the ends that just resolved
+      await new Promise((r) => setImmediate(r));
+    }
+    return true;
+  }
+
+  private assertRunning(): void {
+    if (this.ctx.stopping) throw conflict("the daemon is shutting down: no new runs");
+  }
+
+  // ---- views for the API ----
+
+  nextRun(name: string): ScheduledSlot | null {
+    return this.scheduler.next(name);
+  }
+
+  /** Run ids of a job that are RUNNING or RETRYING. */
+  activeRuns(name: string): number[] {
+    return this.pool.activeRunsOf(name);
+  }
+
+  counts(): { running: number; waiting: number } {
+    return { running: this.ctx.attempts.size, waiting: this.ctx.waiting.size };
+  }
+}

@@ -1,0 +1,79 @@
+import type { JobConfig } from "../config/types.js";
+import { resolveEnvRefs } from "../config/index.js";
+import type { SpawnSpec } from "../executor/index.js";
+import type { RunRecord } from "../store/types.js";
+import type { EngineContext } from "./context.js";
+import { findOutputRefs, OutputValues, outputEnvName, renderLiteral, renderShell } from "./renderOutputs.js";
+
+/**
+ * Everything resolved at dispatch (SPEC rule 7, CONTRACT §2): output values of
+ * the current cycle, `${env:VAR}` in env values, the environment layers.
+ * Returns a one-line dispatch error instead when something is missing.
+ */
+export function prepareSpawn(ctx: EngineContext, run: RunRecord, job: JobConfig, attempt: number): SpawnSpec | { error: string } {
+  const values = new OutputValues();
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(ctx.baseEnv)) if (v !== undefined) env[k] = v;
+  Object.assign(env, ctx.daemon.executor.globalEnv);
+
+  // Every output of the direct upstreams in this cycle is exported as SVC_OUTPUT_*.
+  if (job.upstreams.length > 0) {
+    const upstreams = new Set(job.upstreams);
+    for (const row of ctx.store.outputs.search({ cycle_id: run.cycle_id }, 10_000, 0).rows) {
+      if (upstreams.has(row.job_name)) values.set(row.job_name, row.var_name, row.value);
+    }
+  }
+  const texts = [...(typeof job.command === "string" ? [job.command] : job.command), ...Object.values(job.env)];
+  for (const text of texts) {
+    for (const ref of findOutputRefs(text)) {
+      if (values.get(ref.job, ref.varName) !== undefined) continue;
+      const value = ctx.store.outputs.lookup(run.cycle_id, ref.job, ref.varName);
+      if (value === null) {
+        return {
+          error:
+            `dispatch: no value for outputs.${ref.job}.${ref.varName} in this cycle (${run.cycle_id}): ` +
+            `job ${ref.job} recorded no "${ref.varName}" output in it`,
+        };
+      }
+      values.set(ref.job, ref.varName, value);
+    }
+  }
+  for (const [k, v] of Object.entries(job.env)) {
+    const resolved = resolveEnvRefs(v, ctx.baseEnv, ctx.project.dotenv);
+    if ("unset" in resolved) {
+      return {
+        error:
+          `dispatch: environment variable ${resolved.unset} is not set (jobs.${job.name}.env.${k} uses \${env:${resolved.unset}}): ` +
+          `set it in the daemon's environment or in .env beside svc.yaml`,
+      };
+    }
+    env[k] = renderLiteral(resolved.value, values);
+  }
+  for (const row of exportedOutputs(values, texts, job)) env[row.name] = row.value;
+  Object.assign(env, {
+    SVC_JOB: job.name,
+    SVC_RUN_ID: String(run.id),
+    SVC_CYCLE_ID: run.cycle_id,
+    SVC_ATTEMPT: String(attempt),
+    SVC_TRIGGER: run.trigger,
+  });
+  const command =
+    typeof job.command === "string" ? renderShell(job.command, values) : job.command.map((a) => renderLiteral(a, values));
+  return { command, shell: ctx.daemon.executor.shell, cwd: ctx.project.dir, env };
+}
+
+function exportedOutputs(values: OutputValues, texts: string[], job: JobConfig): { name: string; value: string }[] {
+  const out: { name: string; value: string }[] = [];
+  const seen = new Set<string>();
+  const add = (j: string, v: string) => {
+    const value = values.get(j, v);
+    const name = outputEnvName(j, v);
+    if (value !== undefined && !seen.has(name)) {
+      seen.add(name);
+      out.push({ name, value });
+    }
+  };
+  for (const text of texts) for (const ref of findOutputRefs(text)) add(ref.job, ref.varName);
+  for (const up of job.upstreams) for (const v of values.varsOf(up)) add(up, v);
+  return out;
+}

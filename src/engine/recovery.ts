@@ -1,0 +1,58 @@
+import { isGroupAlive, killGroup, processStartTime } from "../executor/index.js";
+import type { RunRecord } from "../store/types.js";
+import { nowIso, setStatus, type EngineContext } from "./context.js";
+import type { Dispatcher } from "./dispatcher.js";
+import { afterFailure } from "./outcomes.js";
+
+/**
+ * Startup reconciliation (SPEC rule 9, CONTRACT §3). A run left RUNNING by a
+ * previous daemon cannot be adopted (its output pipes are gone): its process
+ * group is killed if anything of it is left, the run becomes FAILED
+ * (`daemon restarted, process lost`) and the retry policy decides what
+ * follows. PENDING and RETRYING runs rejoin the queue.
+ */
+export async function reconcile(ctx: EngineContext, pool: Dispatcher): Promise<{ lost: number; resumed: number }> {
+  const lost = ctx.store.runs.byStatus(["RUNNING"]);
+  await Promise.all(lost.map((run) => killLeftovers(ctx, run)));
+  for (const run of lost) {
+    const failed = setStatus(ctx, run, "FAILED", {
+      error: "daemon restarted, process lost",
+      finished_at: nowIso(ctx),
+      pid: null,
+    });
+    ctx.store.jobState.upsert(run.job_name, { last_failure: failed.finished_at });
+    const job = ctx.project.jobs.get(run.job_name);
+    if (job) afterFailure(ctx, pool, failed, job, true);
+  }
+  for (const state of ctx.store.jobState.all()) {
+    if (state.lock_pid !== null) ctx.store.jobState.upsert(state.job_name, { lock_pid: null });
+  }
+  const waiting = ctx.store.runs.byStatus(["PENDING", "RETRYING"]);
+  for (const run of waiting) {
+    ctx.waiting.set(run.id, {
+      id: run.id,
+      job: run.job_name,
+      cycleId: run.cycle_id,
+      status: run.status as "PENDING" | "RETRYING",
+      nextAttemptAt: run.next_attempt_at ? Date.parse(run.next_attempt_at) : null,
+    });
+  }
+  if (lost.length > 0 || waiting.length > 0) {
+    ctx.log.info({ lost: lost.length, resumed: waiting.length }, "reconciled runs left by the previous daemon");
+  }
+  return { lost: lost.length, resumed: waiting.length };
+}
+
+/**
+ * Kills what is left of a lost run's process group. The group id is the
+ * leader's pid. When that pid now belongs to another process (different
+ * start time) the pid was reused and the group is not ours: leave it.
+ */
+async function killLeftovers(ctx: EngineContext, run: RunRecord): Promise<void> {
+  if (run.pid === null) return;
+  const start = processStartTime(run.pid);
+  if (start !== null && run.pid_start !== null && start !== run.pid_start) return;
+  if (!isGroupAlive(run.pid)) return;
+  await killGroup(run.pid, ctx.daemon.executor.killGraceMs);
+  ctx.log.warn({ job: run.job_name, run_id: run.id, pid: run.pid }, "killed the process group of a run lost by the previous daemon");
+}

@@ -1,0 +1,173 @@
+import { randomUUID } from "node:crypto";
+import type { JobConfig } from "../config/types.js";
+import { describeSlot, nextRun, type ScheduledSlot } from "../schedule/nextRun.js";
+import { DuplicateSlotError } from "../store/errors.js";
+import { createRun, type EngineContext } from "./context.js";
+import type { Dispatcher } from "./dispatcher.js";
+import { plan, type ScheduleEntry } from "./planner.js";
+
+interface Entry extends ScheduleEntry {
+  slot: ScheduledSlot;
+  /** JSON of the job's ScheduleSpec: a reload recomputes the slot only when it changed. */
+  specKey: string;
+}
+
+/** What the daemon logs at startup for each scheduled job. */
+export interface NextRunInfo {
+  job: string;
+  slot: ScheduledSlot | null;
+}
+
+/**
+ * The schedule table: each time-scheduled job's next slot, computed when
+ * the job fires or its config changes, never on every tick (a full recompute
+ * of 10,000 jobs is far over a tick's budget). Only this class writes
+ * `job_state.next_run`, always in the transaction that creates the slot's run,
+ * so a crash can neither lose a slot nor run it twice (runs are unique per
+ * (job, scheduled_for)).
+ */
+export class Scheduler {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly pool: Dispatcher,
+  ) {}
+
+  /**
+   * Startup: compute every job's next slot, and apply the catch-up rules to
+   * slots missed while the daemon was down (CONTRACT §3).
+   */
+  init(now: number): NextRunInfo[] {
+    const states = new Map(this.ctx.store.jobState.all().map((s) => [s.job_name, s]));
+    const info: NextRunInfo[] = [];
+    this.ctx.store.tx(() => {
+      for (const job of this.ctx.project.jobs.values()) {
+        const state = states.get(job.name);
+        const persisted = state?.next_run ? Date.parse(state.next_run) : null;
+        if (persisted !== null && persisted <= now && nextRun(job.schedule, persisted - 1) !== null) {
+          this.missed(job, persisted, now, "the daemon was not running");
+        }
+        info.push({ job: job.name, slot: this.arm(job, now, state?.paused === 1) });
+      }
+    });
+    return info;
+  }
+
+  /** After a config swap: new or changed schedules get a fresh slot; removed jobs leave the table. */
+  reload(now: number): void {
+    const jobs = this.ctx.project.jobs;
+    for (const name of [...this.entries.keys()]) if (!jobs.has(name)) this.entries.delete(name);
+    this.ctx.store.tx(() => {
+      for (const job of jobs.values()) {
+        const entry = this.entries.get(job.name);
+        if (entry && entry.specKey === JSON.stringify(job.schedule)) continue;
+        this.arm(job, now, this.ctx.store.jobState.get(job.name)?.paused === 1);
+      }
+    });
+  }
+
+  /** One tick: fire what is due. Returns how many runs it created. */
+  tick(now: number): number {
+    let created = 0;
+    const due = plan(now, this.entries.values());
+    if (due.length === 0) return 0;
+    this.ctx.store.tx(() => {
+      for (const p of due) {
+        const job = this.ctx.project.jobs.get(p.job);
+        if (!job) continue;
+        if (p.action === "run") {
+          if (this.fire(job, p.slotAt, "scheduler")) created++;
+          this.arm(job, Math.max(p.slotAt, now), false);
+        } else if (p.action === "late") {
+          if (this.missed(job, p.slotAt, now, "it was noticed late (clock jump or suspend)")) created++;
+          this.arm(job, now, false);
+        } else {
+          this.ctx.log.info({ job: job.name, slot: new Date(p.slotAt).toISOString() }, "job is paused: scheduled slot skipped");
+          this.arm(job, now, true);
+        }
+      }
+    });
+    if (created > 0) this.pool.pump();
+    return created;
+  }
+
+  setPaused(job: string, paused: boolean): void {
+    const entry = this.entries.get(job);
+    if (entry) entry.paused = paused;
+  }
+
+  next(job: string): ScheduledSlot | null {
+    return this.entries.get(job)?.slot ?? null;
+  }
+
+  /** Computes and stores the job's first slot strictly after `after`. */
+  private arm(job: JobConfig, after: number, paused: boolean): ScheduledSlot | null {
+    const slot = nextRun(job.schedule, after);
+    if (!slot) {
+      this.entries.delete(job.name);
+      this.ctx.store.jobState.upsert(job.name, { next_run: null });
+      return null;
+    }
+    const jitter = this.ctx.daemon.scheduler.scheduleJitterMs;
+    this.entries.set(job.name, {
+      job: job.name,
+      slotAt: slot.at,
+      dueAt: slot.at + (jitter > 0 ? Math.floor(this.ctx.random() * jitter) : 0),
+      paused,
+      slot,
+      specKey: JSON.stringify(job.schedule),
+    });
+    this.ctx.store.jobState.upsert(job.name, { next_run: slot.utc });
+    if (slot.note) this.ctx.log.warn({ job: job.name, timezone: job.schedule.timezone, slot: slot.utc }, `job ${job.name}: ${slot.note}`);
+    return slot;
+  }
+
+  /** Creates the run of one slot; false when that slot already has one. */
+  private fire(job: JobConfig, slotAt: number, triggeredBy: "scheduler" | "catchup"): boolean {
+    try {
+      createRun(
+        this.ctx,
+        {
+          job_name: job.name,
+          trigger: "schedule",
+          triggered_by: triggeredBy,
+          cycle_id: randomUUID(),
+          scheduled_for: new Date(slotAt).toISOString(),
+        },
+        job,
+      );
+      return true;
+    } catch (e) {
+      if (e instanceof DuplicateSlotError) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * Missed slots (CONTRACT §3): with `catchup: true` and the latest missed
+   * slot inside `scheduler.catchup_window`, one run at once however many were
+   * missed; otherwise the miss is logged and the next slot is used.
+   */
+  private missed(job: JobConfig, firstMissed: number, now: number, why: string): boolean {
+    const window = this.ctx.daemon.scheduler.catchupWindowMs;
+    let latest: ScheduledSlot | null = null;
+    let s = nextRun(job.schedule, Math.max(firstMissed, now - window) - 1);
+    while (s && s.at <= now) {
+      latest = s;
+      s = nextRun(job.schedule, s.at);
+    }
+    const paused = this.ctx.store.jobState.get(job.name)?.paused === 1;
+    const fields = { job: job.name, missed: new Date(firstMissed).toISOString() };
+    if (!job.catchup || paused) {
+      this.ctx.log.warn(fields, `job ${job.name}: missed its slot because ${why}; catchup is ${paused ? "off while paused" : "false"}, waiting for the next slot`);
+      return false;
+    }
+    if (!latest) {
+      this.ctx.log.warn(fields, `job ${job.name}: missed its slot because ${why}; it is outside scheduler.catchup_window, waiting for the next slot`);
+      return false;
+    }
+    this.ctx.log.info({ ...fields, slot: describeSlot(latest) }, `job ${job.name}: catching up a missed slot`);
+    return this.fire(job, latest.at, "catchup");
+  }
+}
