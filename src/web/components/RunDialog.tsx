@@ -1,0 +1,66 @@
+import { useState } from "preact/hooks";
+import { Dialog } from "./Dialog.js";
+import { api, seg } from "../lib/api.js";
+import { useAction } from "../lib/useApi.js";
+import { notify } from "../lib/notices.js";
+import { href } from "../lib/router.js";
+import type { StartedRun } from "../lib/types.js";
+import { ErrorBox } from "./States.js";
+
+const MAX_REASON = 500;
+
+/** "Run now" with an optional reason (SPEC: free text, at most 500 characters). */
+export function RunDialog({ job, onClose, onStarted }: { job: string | null; onClose: () => void; onStarted?: (r: StartedRun) => void }) {
+  const [reason, setReason] = useState("");
+  const action = useAction((name: string, text: string) =>
+    api.post<StartedRun>(`api/jobs/${seg(name)}/run`, text.trim() ? { reason: text.trim() } : {}),
+  );
+  const close = () => {
+    setReason("");
+    action.clearError();
+    onClose();
+  };
+  return (
+    <Dialog open={job !== null} title={`Run ${job ?? ""} now`} onClose={close} labelledBy="run-title">
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          if (!job) return;
+          const started = await action.run(job, reason);
+          if (!started) return;
+          notify("ok", `Run #${started.run_id} of ${job} started (${started.status})`, {
+            href: href(`/runs/${started.run_id}`),
+            label: `Open run #${started.run_id}`,
+          });
+          onStarted?.(started);
+          close();
+        }}
+      >
+        <label class="field">
+          Reason (optional)
+          <textarea
+            name="reason"
+            rows={3}
+            maxLength={MAX_REASON}
+            value={reason}
+            onInput={(e) => setReason((e.currentTarget as HTMLTextAreaElement).value)}
+            placeholder="Why run it now? Shown in the audit history."
+            autoFocus
+          />
+        </label>
+        <p class="hint" aria-live="polite">
+          {reason.length}/{MAX_REASON} characters
+        </p>
+        {action.error && <ErrorBox error={action.error} title="The run was not started" />}
+        <div class="dialog-actions">
+          <button type="button" onClick={close}>
+            Cancel
+          </button>
+          <button type="submit" class="primary" disabled={action.busy}>
+            {action.busy ? "Starting…" : "Run now"}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,200 @@
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { api, type ApiError } from "../lib/api.js";
+import { useApi, toApiError } from "../lib/useApi.js";
+import type { ConfigIssue, ValidateResponse } from "../lib/types.js";
+import { notify } from "../lib/notices.js";
+import { issueText } from "../components/IssueList.js";
+import { Badge } from "../components/StatusBadge.js";
+import { ErrorBox, Loaded } from "../components/States.js";
+
+const DEBOUNCE_MS = 400;
+const FILE = "svc.yaml";
+
+interface Source {
+  path: string;
+  content: string;
+}
+
+type Check = { state: "idle" | "checking" } | { state: "done"; result: ValidateResponse } | { state: "failed"; error: ApiError };
+
+/** Validate-as-you-type: the latest text is checked DEBOUNCE_MS after the last keystroke; stale answers are dropped. */
+function useValidation(text: string): Check {
+  const [check, setCheck] = useState<Check>({ state: "idle" });
+  const latest = useRef(0);
+  useEffect(() => {
+    const id = ++latest.current;
+    const timer = setTimeout(() => {
+      setCheck({ state: "checking" });
+      api.post<ValidateResponse>("api/config/validate", { file: FILE, content: text }).then(
+        (result) => id === latest.current && setCheck({ state: "done", result }),
+        (e: unknown) => id === latest.current && setCheck({ state: "failed", error: toApiError(e) }),
+      );
+    }, DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [text]);
+  return check;
+}
+
+function byLine(issues: { issue: ConfigIssue; kind: "error" | "warning" }[]) {
+  const m = new Map<number, { issue: ConfigIssue; kind: "error" | "warning" }[]>();
+  for (const x of issues) {
+    if (!x.issue.line) continue;
+    m.set(x.issue.line, [...(m.get(x.issue.line) ?? []), x]);
+  }
+  return m;
+}
+
+function Editor({ source, onSaved }: { source: Source; onSaved: () => void }) {
+  const [text, setText] = useState(source.content);
+  const [saveErrors, setSaveErrors] = useState<ConfigIssue[] | null>(null);
+  const [saveError, setSaveError] = useState<ApiError | null>(null);
+  const [saving, setSaving] = useState(false);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const gutter = useRef<HTMLDivElement>(null);
+  const check = useValidation(text);
+  const dirty = text !== source.content;
+
+  const issues = useMemo(() => {
+    if (saveErrors) return saveErrors.map((issue) => ({ issue, kind: "error" as const }));
+    if (check.state !== "done") return [];
+    return [
+      ...check.result.errors.map((issue) => ({ issue, kind: "error" as const })),
+      ...check.result.warnings.map((issue) => ({ issue, kind: "warning" as const })),
+    ];
+  }, [check, saveErrors]);
+  const marks = useMemo(() => byLine(issues), [issues]);
+  const lineCount = text.split("\n").length;
+
+  const goToLine = (line: number) => {
+    const el = area.current;
+    if (!el) return;
+    const lines = text.split("\n");
+    const start = lines.slice(0, line - 1).reduce((n, l) => n + l.length + 1, 0);
+    el.focus();
+    el.setSelectionRange(start, start + (lines[line - 1]?.length ?? 0));
+    const lh = parseFloat(getComputedStyle(el).lineHeight) || 18;
+    el.scrollTop = Math.max(0, (line - 3) * lh);
+  };
+
+  const save = async () => {
+    setSaving(true);
+    setSaveError(null);
+    try {
+      await api.post("api/config/save", { file: FILE, content: text });
+      setSaveErrors(null);
+      notify("ok", "svc.yaml saved and reloaded");
+      onSaved();
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.status === 422 && Array.isArray(err.details)) setSaveErrors(err.details as ConfigIssue[]);
+      setSaveError(err);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const errors = issues.filter((i) => i.kind === "error").length;
+  const warnings = issues.length - errors;
+  return (
+    <div>
+      <div class="editor-bar">
+        <code>{source.path}</code>
+        {dirty ? <Badge tone="warn">unsaved changes</Badge> : <Badge tone="muted">saved</Badge>}
+        <span aria-live="polite" data-testid="validation">
+          {check.state === "checking" ? (
+            <Badge tone="wait">checking</Badge>
+          ) : check.state === "failed" ? (
+            <Badge tone="bad">validation unavailable: {check.error.message}</Badge>
+          ) : issues.length > 0 ? (
+            <Badge tone={errors ? "bad" : "warn"}>
+              {errors} errors, {warnings} warnings
+            </Badge>
+          ) : check.state === "done" ? (
+            <Badge tone="ok">valid</Badge>
+          ) : null}
+        </span>
+        <div class="head-actions">
+          <button type="button" disabled={!dirty || saving} onClick={() => { setText(source.content); setSaveErrors(null); setSaveError(null); }}>
+            Revert
+          </button>
+          <button type="button" class="primary" disabled={!dirty || saving} onClick={() => void save()}>
+            {saving ? "Saving…" : "Save and reload"}
+          </button>
+        </div>
+      </div>
+      {saveError && <ErrorBox error={saveError} title={saveError.status === 422 ? "Not saved: the config is invalid (422)" : "Not saved"} />}
+      <div class="editor">
+        <div class="gutter" ref={gutter} aria-hidden="true">
+          {Array.from({ length: lineCount }, (_, i) => {
+            const m = marks.get(i + 1);
+            const kind = m?.some((x) => x.kind === "error") ? "error" : m ? "warning" : "";
+            return (
+              <div key={i} class={`gl${kind ? ` gl-${kind}` : ""}`} title={m?.map((x) => x.issue.message).join("\n")}>
+                {kind && <span class="gl-mark">{kind === "error" ? "✕" : "!"}</span>}
+                {i + 1}
+              </div>
+            );
+          })}
+        </div>
+        <textarea
+          ref={area}
+          class="code"
+          aria-label="svc.yaml"
+          aria-describedby="editor-issues"
+          spellcheck={false}
+          wrap="off"
+          value={text}
+          onInput={(e) => {
+            setText((e.currentTarget as HTMLTextAreaElement).value);
+            setSaveErrors(null);
+          }}
+          onScroll={(e) => {
+            if (gutter.current) gutter.current.scrollTop = (e.currentTarget as HTMLTextAreaElement).scrollTop;
+          }}
+        />
+      </div>
+      <ul id="editor-issues" class="issues">
+        {issues.map(({ issue, kind }, n) => (
+          <li key={n} class={`issue-${kind}`}>
+            <span class="issue-kind">{kind}</span>{" "}
+            {issue.line ? (
+              <button type="button" class="link" onClick={() => goToLine(issue.line)}>
+                {issueText(issue)}
+              </button>
+            ) : (
+              issueText(issue)
+            )}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** The svc.yaml editor. Its text comes from `GET /api/config/source` (requested from the API; not in CONTRACT §4 yet). */
+export function ConfigEditor() {
+  const source = useApi<Source>("api/config/source");
+  const [version, setVersion] = useState(0);
+  if (source.error?.status === 404) {
+    return (
+      <ErrorBox
+        error={source.error}
+        title="The daemon does not serve the raw svc.yaml (GET /api/config/source), so it cannot be edited here"
+      />
+    );
+  }
+  return (
+    <Loaded state={source} what="Loading svc.yaml">
+      {(s) => (
+        <Editor
+          key={`${version}:${s.content}`}
+          source={s}
+          onSaved={() => {
+            setVersion((v) => v + 1);
+            void source.reload();
+          }}
+        />
+      )}
+    </Loaded>
+  );
+}

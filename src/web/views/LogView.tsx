@@ -1,0 +1,120 @@
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { followLogs, type LogStreamHandlers } from "../lib/logStream.js";
+import type { LogLineMsg, LogStream, RunStatus } from "../lib/types.js";
+import { Badge, StreamLabel } from "../components/StatusBadge.js";
+
+/** Lines kept in the page; older ones stay in the database (Database › run_logs). */
+const MAX_LINES = 20_000;
+const STREAMS: LogStream[] = ["stdout", "stderr", "healthcheck"];
+
+type ConnState = Parameters<LogStreamHandlers["onState"]>[0];
+
+function ConnBadge({ state }: { state: ConnState }) {
+  if (typeof state === "object") return <Badge tone="bad">{state.error}</Badge>;
+  if (state === "live") return <Badge tone="run">live</Badge>;
+  if (state === "ended") return <Badge tone="muted">stream ended</Badge>;
+  return <Badge tone="wait">{state}</Badge>;
+}
+
+/**
+ * Live logs of one run. Follows the bottom while the reader is there;
+ * scrolling up stops following, scrolling back to the bottom (or the
+ * button) resumes it.
+ */
+export function LogView({ runId, onEnd }: { runId: number; onEnd: (status: RunStatus) => void }) {
+  const [lines, setLines] = useState<LogLineMsg[]>([]);
+  const [dropped, setDropped] = useState(0);
+  const [conn, setConn] = useState<ConnState>("connecting");
+  const [follow, setFollow] = useState(true);
+  const [shown, setShown] = useState<Record<LogStream, boolean>>({ stdout: true, stderr: true, healthcheck: true });
+  const box = useRef<HTMLDivElement>(null);
+  const endRef = useRef(onEnd);
+  endRef.current = onEnd;
+
+  useEffect(
+    () =>
+      followLogs(runId, {
+        onLines: (batch) =>
+          setLines((prev) => {
+            const next = prev.concat(batch);
+            if (next.length <= MAX_LINES) return next;
+            setDropped((d) => d + next.length - MAX_LINES);
+            return next.slice(next.length - MAX_LINES);
+          }),
+        onEnd: (status) => endRef.current(status),
+        onState: setConn,
+      }),
+    [runId],
+  );
+
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (el && follow) el.scrollTop = el.scrollHeight;
+  }, [lines, follow, shown]);
+
+  const onScroll = () => {
+    const el = box.current;
+    if (!el) return;
+    const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 8;
+    if (atBottom !== follow) setFollow(atBottom);
+  };
+
+  const visible = lines.filter((l) => shown[l.stream] !== false);
+  return (
+    <div class="logs">
+      <div class="logs-bar">
+        <ConnBadge state={conn} />
+        <fieldset class="stream-toggles">
+          <legend class="sr-only">Streams</legend>
+          {STREAMS.map((s) => (
+            <label key={s}>
+              <input
+                type="checkbox"
+                checked={shown[s]}
+                onChange={(e) => setShown({ ...shown, [s]: (e.currentTarget as HTMLInputElement).checked })}
+              />{" "}
+              <StreamLabel stream={s} />
+            </label>
+          ))}
+        </fieldset>
+        <span class="sub" aria-live="polite" data-testid="log-count">
+          {lines.length} lines{dropped > 0 && ` (${dropped} older lines not shown)`}
+        </span>
+        <button
+          type="button"
+          aria-pressed={follow}
+          onClick={() => {
+            setFollow(true);
+            const el = box.current;
+            if (el) el.scrollTop = el.scrollHeight;
+          }}
+        >
+          {follow ? "Following ↓" : "Jump to latest ↓"}
+        </button>
+      </div>
+      <div
+        ref={box}
+        class="log-box"
+        onScroll={onScroll}
+        tabIndex={0}
+        role="log"
+        aria-label={`Log of run ${runId}`}
+        aria-live="off"
+      >
+        {visible.length === 0 ? (
+          <p class="muted log-empty">{conn === "ended" ? "This run wrote no output." : "Waiting for output…"}</p>
+        ) : (
+          visible.map((l) => (
+            <div key={l.seq} class={`ln ln-${l.stream}`}>
+              <span class="ln-seq" aria-hidden="true">
+                {l.seq}
+              </span>
+              <StreamLabel stream={l.stream} />
+              <span class="ln-text">{l.line}</span>
+            </div>
+          ))
+        )}
+      </div>
+    </div>
+  );
+}
