@@ -1,0 +1,75 @@
+import { DateTime, IANAZone } from "luxon";
+import { describe, expect, it } from "vitest";
+import { ZoneInfo } from "./zone.js";
+
+/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const rawOffsetMs = (zone: string, t: number) => Math.round(IANAZone.create(zone).offset(t) * 60_000);
+const FROM = Date.UTC(1970, 0, 1);
+const TO = Date.UTC(2040, 0, 1);
+
+describe("ZoneInfo: the memo agrees with luxon", () => {
+  it("offsets at random instants 1970-2040 in every zone the runtime knows", () => {
+    const random = rng(7);
+    const mismatches: string[] = [];
+    for (const name of Intl.supportedValuesOf("timeZone")) {
+      const zone = new ZoneInfo(name);
+      for (let i = 0; i < 8; i++) {
+        const t = Math.floor(FROM + random() * (TO - FROM));
+        if (zone.offsetMs(t) !== rawOffsetMs(name, t)) mismatches.push(`${name} ${new Date(t).toISOString()}`);
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it("finds each transition to the second, and agrees every 10 minutes around it", () => {
+    const mismatches: string[] = [];
+    for (const name of ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Pacific/Chatham", "America/Santiago", "Africa/Casablanca"]) {
+      const zone = new ZoneInfo(name);
+      const segs = zone.segments(Date.UTC(2024, 0, 1), Date.UTC(2030, 0, 1));
+      expect(segs.length, name).toBeGreaterThan(8);
+      for (const s of segs.slice(1)) {
+        const t = s.start;
+        if (rawOffsetMs(name, t) !== s.offsetMs || rawOffsetMs(name, t - 1000) === s.offsetMs) {
+          mismatches.push(`${name}: change not at ${new Date(t).toISOString()}`);
+        }
+        for (let d = -3 * 3_600_000; d <= 3 * 3_600_000; d += 600_000) {
+          if (zone.offsetMs(t + d) !== rawOffsetMs(name, t + d)) mismatches.push(`${name} ${new Date(t + d).toISOString()}`);
+        }
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it("segments are contiguous, ordered and merged", () => {
+    const segs = new ZoneInfo("America/New_York").segments(Date.UTC(2027, 0, 1), Date.UTC(2028, 0, 1));
+    expect(segs.map((s) => [new Date(s.start).toISOString(), s.offsetMs / 3_600_000])).toEqual([
+      ["2027-01-01T00:00:00.000Z", -5], // blocks start on 6-hour UTC boundaries
+      ["2027-03-14T07:00:00.000Z", -4],
+      ["2027-11-07T06:00:00.000Z", -5],
+    ]);
+    for (let i = 1; i < segs.length; i++) expect(segs[i]!.start).toBe(segs[i - 1]!.end);
+  });
+
+  it("abbreviations match luxon's offsetNameShort (en-US)", () => {
+    const random = rng(11);
+    for (const name of ["America/New_York", "America/Los_Angeles", "Europe/Berlin", "Europe/London", "Asia/Kolkata", "Australia/Lord_Howe", "UTC", "Pacific/Honolulu"]) {
+      const zone = new ZoneInfo(name);
+      for (let i = 0; i < 20; i++) {
+        const t = Math.floor(Date.UTC(2000, 0, 1) + random() * (TO - Date.UTC(2000, 0, 1)));
+        const luxon = DateTime.fromMillis(t, { zone: name, locale: "en-US" }).offsetNameShort;
+        expect(zone.abbreviation(t), `${name} ${new Date(t).toISOString()}`).toBe(luxon);
+      }
+    }
+  });
+});
