@@ -1,3 +1,4 @@
+import type { Logger } from "../shared/logger.js";
 import type {
   AlertRow,
   AlertStatus,
@@ -22,6 +23,8 @@ import type {
  */
 export interface Store {
   readonly path: string;
+  /** Schema version after migrations (`PRAGMA user_version`). */
+  readonly schemaVersion: number;
   readonly runs: RunsStore;
   readonly logs: LogsStore;
   readonly outputs: OutputsStore;
@@ -32,6 +35,12 @@ export interface Store {
   tx<T>(fn: () => T): T;
   /** Retention (SPEC rule 12). Returns the counts deleted. */
   vacuum(opts: RetentionOptions, nowMs: number): RetentionResult;
+  /**
+   * Same as vacuum, in short transactions with a yield to the event loop
+   * between them: what the daemon should call, so that a big prune never
+   * blocks it for long.
+   */
+  vacuumAsync(opts: RetentionOptions, nowMs: number): Promise<RetentionResult>;
   /** Full state snapshot for `svc export --format=json`. */
   exportAll(): StoreExport;
   /** `PRAGMA integrity_check` result, "ok" when healthy. */
@@ -48,6 +57,12 @@ export interface OpenStoreOptions {
   logFlushLines?: number; // default 1000
   /** ...or this long after the first buffered line. */
   logFlushMs?: number; // default 5
+  /** Where the store reports background failures (log writes, indexing). Default: one line on stderr. */
+  logger?: Logger;
+  /** Full-text indexer: wait this long after lines commit before indexing them. */
+  ftsIntervalMs?: number; // default 200
+  /** Full-text indexer: target duration of one indexing slice (event-loop time). */
+  ftsSliceBudgetMs?: number; // default 25
 }
 
 export interface RunQuery {
@@ -121,6 +136,12 @@ export interface LogsStore {
   ): Slice<LogLine & { id: number; job_name: string }>;
   /** Last N lines of a run (stdout+stderr unless streams given), for attach_logs. */
   tail(runId: number, n: number, streams?: LogStream[]): LogLine[];
+  /**
+   * Lines durable but not yet in the full-text index. The index is fed in
+   * batches off the write path and trails during bursts; `q` searches find
+   * a line once it is indexed.
+   */
+  ftsLag(): number;
 }
 
 export interface OutputsStore {

@@ -23,12 +23,22 @@ const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
 };
 
 export class TransitionError extends Error {
+  /**
+   * `expected` is set when the caller named the status it saw (`from` of
+   * `runs.transition`) and the stored status differs: someone else moved
+   * the run first.
+   */
   constructor(
     readonly runId: number,
     readonly from: RunStatus,
     readonly to: RunStatus,
+    readonly expected?: RunStatus,
   ) {
-    super(`run ${runId}: transition ${from} -> ${to} is not allowed`);
+    super(
+      expected !== undefined && expected !== from
+        ? `run ${runId}: transition ${expected} -> ${to} refused: the run is ${from}, not ${expected}`
+        : `run ${runId}: transition ${from} -> ${to} is not allowed`,
+    );
     this.name = "TransitionError";
   }
 }

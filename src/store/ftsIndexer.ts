@@ -1,0 +1,132 @@
+import type { Logger } from "../shared/logger.js";
+import { toError } from "../shared/toError.js";
+import type { Db, Stmt } from "./sql.js";
+
+export interface FtsIndexerOptions {
+  /** Wait after new lines are written before indexing them, so a burst is indexed in large slices. */
+  intervalMs: number;
+  /** Target event-loop time of one slice; the slice size adapts to it. */
+  sliceBudgetMs: number;
+  logger: Logger;
+}
+
+const MIN_SLICE = 256;
+const MAX_SLICE = 50_000;
+const RETRY_MS = 1_000;
+
+/**
+ * Feeds run_logs.line into run_logs_fts off the write path. FTS5 costs far
+ * more per row than the plain insert, so the log writer never touches the
+ * index: after lines commit, this indexer wakes up (`intervalMs` later) and
+ * indexes everything past its watermark in slices of bounded duration, one
+ * transaction each, yielding to the event loop between slices.
+ *
+ * Invariant: every run_logs row with id <= watermark is in the index (or was
+ * deleted together with its index entry). The watermark is stored in
+ * store_meta in the same transaction as the entries, so it resumes exactly
+ * after a restart or crash.
+ */
+export class FtsIndexer {
+  private watermark: number;
+  /** Highest run_logs.id known to be committed. */
+  private lastLogId: number;
+  private sliceRows = 2_000;
+  private timer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
+  private stopped = false;
+  private readonly st: Record<"select" | "insert" | "remove" | "mark", Stmt>;
+  private readonly slice: () => { rows: number; mark: number };
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: FtsIndexerOptions,
+  ) {
+    this.watermark = Number(
+      db.prepare("SELECT value FROM store_meta WHERE key = 'fts_indexed_id'").pluck().get() ?? 0,
+    );
+    this.lastLogId = Number(db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'run_logs'").pluck().get() ?? 0);
+    this.st = {
+      select: db.prepare("SELECT id, line FROM run_logs WHERE id > ? ORDER BY id LIMIT ?").raw(),
+      insert: db.prepare("INSERT INTO run_logs_fts (rowid, line) VALUES (?, ?)"),
+      remove: db.prepare("DELETE FROM run_logs_fts WHERE rowid = ?"),
+      mark: db.prepare("UPDATE store_meta SET value = ? WHERE key = 'fts_indexed_id'"),
+    };
+    this.slice = db.transaction(() => this.indexSlice());
+    if (this.lag() > 0) this.schedule(opts.intervalMs);
+  }
+
+  /** Rows written but not yet searchable. */
+  lag(): number {
+    return Math.max(0, this.lastLogId - this.watermark);
+  }
+
+  /** Called by the log writer after a commit. */
+  noteWritten(lastId: number): void {
+    if (lastId > this.lastLogId) this.lastLogId = lastId;
+    this.schedule(this.opts.intervalMs);
+  }
+
+  /**
+   * Removes the index entries of run_logs rows about to be deleted (inside the
+   * caller's transaction). Rows past the watermark were never indexed.
+   */
+  forget(logIds: readonly number[]): void {
+    for (const id of logIds) if (id <= this.watermark) this.st.remove.run(id);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = null;
+    this.immediate = null;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped || this.timer || this.immediate) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.pass();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  /** One slice, then yield; continue while behind. */
+  private pass(): void {
+    if (this.stopped) return;
+    try {
+      const started = performance.now();
+      const { rows, mark } = this.slice();
+      this.watermark = mark; // only after the commit succeeded
+      this.adapt(rows, performance.now() - started);
+    } catch (e) {
+      this.opts.logger.error({ err: toError(e), watermark: this.watermark }, "log search indexing failed; retrying");
+      this.schedule(RETRY_MS);
+      return;
+    }
+    if (this.lag() > 0 && !this.stopped) {
+      this.immediate = setImmediate(() => {
+        this.immediate = null;
+        this.pass();
+      });
+      this.immediate.unref();
+    }
+  }
+
+  private indexSlice(): { rows: number; mark: number } {
+    const rows = this.st.select.all(this.watermark, this.sliceRows) as [number, string][];
+    for (const [id, line] of rows) this.st.insert.run(id, line);
+    let mark = rows.length ? rows[rows.length - 1]![0] : this.watermark;
+    // A short slice read every committed row: ids up to lastLogId that it did
+    // not see were deleted before they were indexed.
+    if (rows.length < this.sliceRows) mark = Math.max(mark, this.lastLogId);
+    if (mark !== this.watermark) this.st.mark.run(String(mark));
+    return { rows: rows.length, mark };
+  }
+
+  private adapt(rows: number, ms: number): void {
+    if (rows < this.sliceRows) return; // only full slices say how fast we are
+    const next = Math.round((this.sliceRows * this.opts.sliceBudgetMs) / Math.max(ms, 0.5));
+    this.sliceRows = Math.min(MAX_SLICE, Math.max(MIN_SLICE, next));
+  }
+}

@@ -1,0 +1,20 @@
+export { openStore, STORE_DEFAULTS } from "./store.js";
+export type {
+  AlertsStore,
+  IntegrationStatusStore,
+  JobStateStore,
+  LogsStore,
+  OpenStoreOptions,
+  OutputsStore,
+  PageRequest,
+  RetentionOptions,
+  RetentionResult,
+  RunQuery,
+  RunsStore,
+  Store,
+  StoreExport,
+} from "./api.js";
+export type * from "./types.js";
+export { LOG_STREAMS, RUN_STATUSES, TRIGGERS } from "./types.js";
+export { ConflictError, DuplicateSlotError, NotFoundError, StoreOpenError, TransitionError } from "./errors.js";
+export { assertTransition, canTransition, isActive, isTerminal } from "./runStatus.js";

@@ -1,0 +1,165 @@
+import type { Logger } from "../shared/logger.js";
+import { toError } from "../shared/toError.js";
+import { NotFoundError } from "./errors.js";
+import type { Db, Stmt } from "./sql.js";
+import { normStream } from "./sql.js";
+import type { LogLine, LogStream } from "./types.js";
+
+export interface LogWriterOptions {
+  flushLines: number;
+  flushMs: number;
+  logger: Logger;
+  /** After each commit, with the highest run_logs.id written (feeds the FTS indexer). */
+  onCommitted(lastId: number): void;
+}
+
+/** How many runs' next seq we remember; past this the map is rebuilt from the table on demand. */
+const MAX_TRACKED_RUNS = 4_096;
+const RETRY_MS = 1_000;
+/** While writes fail, at most this many flush batches are held in memory before append throws. */
+const MAX_BUFFERED_BATCHES = 100;
+
+/**
+ * The log ingestion path. `append` assigns seq synchronously and buffers;
+ * the buffer is written in one transaction when `flushLines` lines are
+ * waiting or `flushMs` after the first of them. Listeners get the lines
+ * after the commit, in append order: that is the acknowledged point, the
+ * WebSocket only sends lines it got here.
+ *
+ * seq per run is kept in memory, initialised from MAX(seq) the first time a
+ * run is seen, so it continues across restarts without gap or duplicate.
+ * The map is only ever dropped right after a successful flush, when every
+ * assigned seq is in the table.
+ */
+export class LogWriter {
+  private buffer: LogLine[] = [];
+  private jobs: string[] = [];
+  private readonly runs = new Map<number, { seq: number; job: string }>();
+  private readonly listeners = new Set<(lines: LogLine[]) => void>();
+  private timer: NodeJS.Timeout | null = null;
+  private deferred = false;
+  /** Set while a failed write waits for its retry: appends then only buffer. */
+  private failing = false;
+  private readonly st: Record<"insert" | "runInfo", Stmt>;
+  private readonly writeBatch: (lines: LogLine[], jobs: string[]) => number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: LogWriterOptions,
+  ) {
+    this.st = {
+      insert: db.prepare("INSERT INTO run_logs (run_id, seq, ts, stream, line, job_name) VALUES (?, ?, ?, ?, ?, ?)"),
+      runInfo: db.prepare(
+        "SELECT job_name, (SELECT max(seq) FROM run_logs WHERE run_id = job_runs.id) AS max_seq FROM job_runs WHERE id = ?",
+      ),
+    };
+    const insert = this.st.insert;
+    this.writeBatch = db.transaction((lines: LogLine[], jobs: string[]): number => {
+      let last = 0;
+      for (let i = 0; i < lines.length; i++) {
+        const l = lines[i]!;
+        last = Number(insert.run(l.run_id, l.seq, l.ts, l.stream, l.line, jobs[i]).lastInsertRowid);
+      }
+      return last;
+    });
+  }
+
+  append(runId: number, stream: LogStream, line: string, ts: string): LogLine {
+    const s = stream === "stdout" || stream === "stderr" || stream === "healthcheck" ? stream : normStream(stream);
+    if (this.failing && this.buffer.length >= this.opts.flushLines * MAX_BUFFERED_BATCHES) {
+      throw new Error(`log buffer full (${this.buffer.length} lines): writing to the database keeps failing`);
+    }
+    const run = this.runs.get(runId) ?? this.track(runId);
+    const entry: LogLine = { run_id: runId, seq: ++run.seq, ts, stream: s, line };
+    this.buffer.push(entry);
+    this.jobs.push(run.job);
+    if (this.buffer.length >= this.opts.flushLines && !this.failing) this.flushOrDefer();
+    else if (this.timer === null) this.arm(this.opts.flushMs);
+    return entry;
+  }
+
+  /**
+   * Writes the buffer now. Inside a caller's transaction the write is
+   * deferred to just after it (a microtask): lines must not commit or roll
+   * back with someone else's transaction, nor be acknowledged before it.
+   */
+  flush(): void {
+    if (this.buffer.length === 0) return;
+    if (this.db.inTransaction) {
+      this.defer();
+      return;
+    }
+    const lines = this.buffer;
+    const jobs = this.jobs;
+    const lastId = this.writeBatch(lines, jobs); // throws with the buffer intact
+    this.buffer = [];
+    this.jobs = [];
+    this.failing = false;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    if (this.runs.size > MAX_TRACKED_RUNS) this.runs.clear();
+    this.opts.onCommitted(lastId);
+    for (const fn of this.listeners) {
+      try {
+        fn(lines);
+      } catch (e) {
+        this.opts.logger.error({ err: toError(e) }, "log flush listener failed");
+      }
+    }
+  }
+
+  onFlushed(listener: (lines: LogLine[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Lines appended but not yet durable. */
+  pending(): number {
+    return this.buffer.length;
+  }
+
+  /** Stops the timer; the caller flushes first. */
+  stop(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private track(runId: number): { seq: number; job: string } {
+    const row = this.st.runInfo.get(runId) as { job_name: string; max_seq: number | null } | undefined;
+    if (!row) throw new NotFoundError("run", runId);
+    const run = { seq: row.max_seq ?? 0, job: row.job_name };
+    this.runs.set(runId, run);
+    return run;
+  }
+
+  private flushOrDefer(): void {
+    try {
+      this.flush();
+    } catch (e) {
+      // Keep the lines and try again shortly; the caller's line is buffered, not lost.
+      this.opts.logger.error({ err: toError(e), pending: this.buffer.length }, "writing log lines failed; retrying");
+      this.failing = true;
+      this.arm(RETRY_MS);
+    }
+  }
+
+  private arm(ms: number): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flushOrDefer();
+    }, ms);
+    this.timer.unref();
+  }
+
+  private defer(): void {
+    if (this.deferred) return;
+    this.deferred = true;
+    queueMicrotask(() => {
+      this.deferred = false;
+      this.flushOrDefer();
+    });
+  }
+}

@@ -1,0 +1,252 @@
+import type { PageRequest, RunQuery, RunsStore } from "./api.js";
+import { DuplicateSlotError, NotFoundError } from "./errors.js";
+import { assertTransition, TransitionError } from "./runStatus.js";
+import type { Db, Stmt } from "./sql.js";
+import {
+  checkSlice,
+  count,
+  likeContains,
+  normInstant,
+  normStatus,
+  normTrigger,
+  pageClause,
+  sqliteCode,
+  StatementCache,
+  Where,
+} from "./sql.js";
+import type { NewRun, Page, RunPatch, RunRecord, RunStatus, Slice } from "./types.js";
+
+/** Columns a patch may set; the SQL is built from these names only. */
+const PATCHABLE = [
+  "attempt",
+  "started_at",
+  "finished_at",
+  "exit_code",
+  "sla_breached",
+  "hc_status",
+  "pid",
+  "pid_start",
+  "error",
+  "duration_ms",
+  "next_attempt_at",
+] as const satisfies readonly (keyof RunPatch)[];
+
+/** API sort names -> SQL. Every scalar column; the indexed ones stay fast on big tables. */
+const SORTABLE: Readonly<Record<string, string>> = Object.fromEntries(
+  [
+    "id",
+    "job_name",
+    "status",
+    "attempt",
+    "trigger",
+    "triggered_by",
+    "reason",
+    "cycle_id",
+    "scheduled_for",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "exit_code",
+    "sla_breached",
+    "hc_status",
+    "pid",
+    "error",
+    "duration_ms",
+    "next_attempt_at",
+  ].map((c) => [c, `"${c}"`]),
+);
+
+export const FINISHED: readonly RunStatus[] = ["SUCCESS", "FAILED", "SKIPPED"];
+
+export interface RunRow extends Omit<RunRecord, "tags"> {
+  tags: string;
+}
+
+export function toRun(row: RunRow): RunRecord {
+  return { ...row, tags: JSON.parse(row.tags) as string[] };
+}
+
+export class SqliteRuns implements RunsStore {
+  private readonly st: Record<
+    "insert" | "insertTag" | "get" | "status" | "recent" | "lastFinished" | "inCycle",
+    Stmt
+  >;
+  private readonly cache: StatementCache;
+
+  constructor(private readonly db: Db) {
+    this.cache = new StatementCache(db);
+    this.st = {
+      insert: db.prepare(`INSERT INTO job_runs
+        (job_name, status, attempt, "trigger", triggered_by, reason, cycle_id, tags, scheduled_for, created_at, finished_at, error)
+        VALUES (@job_name, @status, @attempt, @trigger, @triggered_by, @reason, @cycle_id, @tags, @scheduled_for, @created_at, @finished_at, @error)`),
+      insertTag: db.prepare("INSERT OR IGNORE INTO run_tags (tag, run_id) VALUES (?, ?)"),
+      get: db.prepare("SELECT * FROM job_runs WHERE id = ?"),
+      status: db.prepare("SELECT status FROM job_runs WHERE id = ?").pluck(),
+      recent: db.prepare("SELECT * FROM job_runs WHERE job_name = ? ORDER BY id DESC LIMIT ?"),
+      lastFinished: db.prepare(
+        "SELECT * FROM job_runs WHERE job_name = ? AND status IN ('SUCCESS', 'FAILED', 'SKIPPED') ORDER BY id DESC LIMIT 1",
+      ),
+      inCycle: db.prepare("SELECT * FROM job_runs WHERE cycle_id = ? ORDER BY id"),
+    };
+  }
+
+  create(run: NewRun): RunRecord {
+    const status = run.status ?? "PENDING";
+    if (status !== "PENDING" && status !== "SKIPPED") throw new RangeError(`a new run is PENDING or SKIPPED, not ${status}`);
+    if (run.reason != null && run.reason.length > 500) {
+      throw new RangeError(`reason is ${run.reason.length} characters long; at most 500 are allowed`);
+    }
+    const row = {
+      job_name: run.job_name,
+      status,
+      attempt: run.attempt ?? 1,
+      trigger: normTrigger(run.trigger),
+      triggered_by: run.triggered_by,
+      reason: run.reason ?? null,
+      cycle_id: run.cycle_id,
+      tags: JSON.stringify(run.tags),
+      scheduled_for: run.scheduled_for ?? null,
+      created_at: run.created_at,
+      // A run created SKIPPED (concurrency forbid, upstream skipped) ends when it is created.
+      finished_at: status === "SKIPPED" ? run.created_at : null,
+      error: run.error ?? null,
+    };
+    const insert = this.db.transaction((): RunRecord => {
+      const id = Number(this.st.insert.run(row).lastInsertRowid);
+      for (const tag of run.tags) this.st.insertTag.run(tag, id);
+      return this.mustGet(id);
+    });
+    try {
+      return insert.immediate();
+    } catch (e) {
+      if (sqliteCode(e) === "SQLITE_CONSTRAINT_UNIQUE" && row.scheduled_for !== null && /job_runs\.scheduled_for/.test(String(e))) {
+        throw new DuplicateSlotError(row.job_name, row.scheduled_for);
+      }
+      throw e;
+    }
+  }
+
+  get(id: number): RunRecord | null {
+    const row = this.st.get.get(id) as RunRow | undefined;
+    return row ? toRun(row) : null;
+  }
+
+  transition(id: number, to: RunStatus, patch: RunPatch = {}, from?: RunStatus): RunRecord {
+    const target = normStatus(to);
+    const move = this.db.transaction((): RunRecord => {
+      const current = this.st.status.get(id) as RunStatus | undefined;
+      if (current === undefined) throw new NotFoundError("run", id);
+      if (from !== undefined && normStatus(from) !== current) throw new TransitionError(id, current, target, normStatus(from));
+      assertTransition(id, current, target);
+      this.write(id, patch, target);
+      return this.mustGet(id);
+    });
+    return move.immediate();
+  }
+
+  update(id: number, patch: RunPatch): RunRecord {
+    const apply = this.db.transaction((): RunRecord => {
+      if (this.write(id, patch, null) === 0) throw new NotFoundError("run", id);
+      return this.mustGet(id);
+    });
+    return apply.immediate();
+  }
+
+  recent(job: string, limit: number): RunRecord[] {
+    return (this.st.recent.all(job, limit) as RunRow[]).map(toRun);
+  }
+
+  lastFinished(job: string): RunRecord | null {
+    const row = this.st.lastFinished.get(job) as RunRow | undefined;
+    return row ? toRun(row) : null;
+  }
+
+  byStatus(statuses: RunStatus[]): RunRecord[] {
+    if (statuses.length === 0) return [];
+    const norm = [...new Set(statuses.map(normStatus))];
+    const st = this.cache.get(`SELECT * FROM job_runs WHERE status IN (${norm.map(() => "?").join(", ")}) ORDER BY id`);
+    return (st.all(...norm) as RunRow[]).map(toRun);
+  }
+
+  inCycle(cycleId: string): RunRecord[] {
+    return (this.st.inCycle.all(cycleId) as RunRow[]).map(toRun);
+  }
+
+  page(q: RunQuery, p: PageRequest): Page<RunRecord> {
+    const { orderBy, limit, offset } = pageClause(p, SORTABLE, "id");
+    const { rows, total } = this.select(q, orderBy, limit, offset);
+    return { rows, total, page: p.page, page_size: p.page_size };
+  }
+
+  audit(q: RunQuery, limit: number, offset: number): Slice<RunRecord> {
+    checkSlice(limit, offset);
+    const { rows, total } = this.select(q, "id DESC", limit, offset);
+    return { rows, total, limit, offset };
+  }
+
+  private select(q: RunQuery, orderBy: string, limit: number, offset: number): { rows: RunRecord[]; total: number } {
+    const w = runWhere(q);
+    const where = w.sql();
+    const total = count(this.cache.get(`SELECT count(*) FROM job_runs${where}`), w.params);
+    // An offset past the end answers an empty page with the true total.
+    const rows =
+      offset >= total
+        ? []
+        : (
+            this.cache.get(`SELECT * FROM job_runs${where} ORDER BY ${orderBy} LIMIT ? OFFSET ?`).all(...w.params, limit, offset) as RunRow[]
+          ).map(toRun);
+    return { rows, total };
+  }
+
+  /** UPDATE with the patch's defined fields (and the status when given); returns rows changed. */
+  private write(id: number, patch: RunPatch, status: RunStatus | null): number {
+    const cols = PATCHABLE.filter((c) => patch[c] !== undefined);
+    const sets = cols.map((c) => `${c} = ?`);
+    const params: unknown[] = cols.map((c) => patch[c]);
+    if (status !== null) {
+      sets.unshift("status = ?");
+      params.unshift(status);
+    }
+    if (sets.length === 0) return this.st.get.get(id) === undefined ? 0 : 1;
+    return this.cache.get(`UPDATE job_runs SET ${sets.join(", ")} WHERE id = ?`).run(...params, id).changes;
+  }
+
+  private mustGet(id: number): RunRecord {
+    const run = this.get(id);
+    if (!run) throw new NotFoundError("run", id);
+    return run;
+  }
+}
+
+/** WHERE clause of a RunQuery; every term is served by an index except `reason`'s substring match. */
+export function runWhere(q: RunQuery): Where {
+  const w = new Where();
+  if (q.job !== undefined) w.add("job_name = ?", q.job);
+  if (q.jobs !== undefined) {
+    if (q.jobs.length === 0) w.add("0");
+    else w.add(`job_name IN (${q.jobs.map(() => "?").join(", ")})`, ...q.jobs);
+  }
+  if (q.status !== undefined) w.add("status = ?", normStatus(q.status));
+  if (q.statuses !== undefined) {
+    if (q.statuses.length === 0) w.add("0");
+    else {
+      const s = [...new Set(q.statuses.map(normStatus))];
+      w.add(`status IN (${s.map(() => "?").join(", ")})`, ...s);
+    }
+  }
+  if (q.trigger !== undefined) w.add('"trigger" = ?', normTrigger(q.trigger));
+  if (q.since !== undefined) w.add("created_at >= ?", normInstant("since", q.since));
+  if (q.until !== undefined) w.add("created_at < ?", normInstant("until", q.until));
+  if (q.sla_breached !== undefined) {
+    if (q.sla_breached !== 0 && q.sla_breached !== 1) throw new RangeError(`sla_breached must be 0 or 1, got ${String(q.sla_breached)}`);
+    // A literal, not a parameter: SQLite uses the partial index only when it can see the value.
+    w.add(`sla_breached = ${q.sla_breached}`);
+  }
+  if (q.reason !== undefined && q.reason !== "") {
+    // "reason IS NOT NULL" lets SQLite use the partial index of runs that have a reason.
+    w.add("reason IS NOT NULL AND reason LIKE ? ESCAPE '\\'", likeContains(q.reason));
+  }
+  if (q.tag !== undefined) w.add("id IN (SELECT run_id FROM run_tags WHERE tag = ?)", q.tag);
+  if (q.cycle_id !== undefined) w.add("cycle_id = ?", q.cycle_id);
+  return w;
+}

@@ -1,0 +1,153 @@
+import type { Logger } from "../shared/logger.js";
+import type {
+  OpenStoreOptions,
+  RetentionOptions,
+  RetentionResult,
+  Store,
+  StoreExport,
+} from "./api.js";
+import { SqliteAlerts } from "./alerts.js";
+import { FtsIndexer } from "./ftsIndexer.js";
+import { SqliteIntegrations } from "./integrations.js";
+import { SqliteJobState } from "./jobState.js";
+import { LogWriter } from "./logWriter.js";
+import { SqliteLogs } from "./logs.js";
+import { openDatabase } from "./open.js";
+import { SqliteOutputs } from "./outputs.js";
+import { Retention } from "./retention.js";
+import { SqliteRuns, toRun } from "./runs.js";
+import type { RunRow } from "./runs.js";
+import type { Db } from "./sql.js";
+import type { AlertRow, IntegrationStatusRow, JobStateRow, OutputRow } from "./types.js";
+
+export const STORE_DEFAULTS = {
+  busyTimeoutMs: 5_000,
+  walAutocheckpoint: 1_000,
+  logFlushLines: 1_000,
+  logFlushMs: 5,
+  ftsIntervalMs: 200,
+  ftsSliceBudgetMs: 25,
+} as const;
+
+/** One line per entry on stderr: the default when the daemon passes no logger. */
+const stderrLogger: Logger = {
+  debug: () => {},
+  info: () => {},
+  warn: (a: object | string, b?: string) => process.stderr.write(`svc store: ${line(a, b)}\n`),
+  error: (a: object | string, b?: string) => process.stderr.write(`svc store: ${line(a, b)}\n`),
+};
+
+function line(a: object | string, b?: string): string {
+  if (typeof a === "string") return a;
+  const err = (a as { err?: unknown }).err;
+  return `${b ?? ""}${err instanceof Error ? `: ${err.message}` : ""}`;
+}
+
+/**
+ * Opens the svc database (creating and migrating it as needed) and returns
+ * the Store. Throws StoreOpenError with a one-line message on any problem.
+ */
+export function openStore(opts: OpenStoreOptions): Store {
+  const opened = openDatabase({
+    path: opts.path,
+    busyTimeoutMs: opts.busyTimeoutMs ?? STORE_DEFAULTS.busyTimeoutMs,
+    walAutocheckpoint: opts.walAutocheckpoint ?? STORE_DEFAULTS.walAutocheckpoint,
+    nowIso: new Date().toISOString(),
+  });
+  return new SqliteStore(opened.db, opened.path, opened.schemaVersion, opts);
+}
+
+export class SqliteStore implements Store {
+  readonly runs: SqliteRuns;
+  readonly logs: SqliteLogs;
+  readonly outputs: SqliteOutputs;
+  readonly jobState: SqliteJobState;
+  readonly alerts: SqliteAlerts;
+  readonly integrations: SqliteIntegrations;
+  private readonly writer: LogWriter;
+  private readonly indexer: FtsIndexer;
+  private readonly retention: Retention;
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    readonly path: string,
+    readonly schemaVersion: number,
+    opts: OpenStoreOptions,
+  ) {
+    const logger = opts.logger ?? stderrLogger;
+    this.indexer = new FtsIndexer(db, {
+      intervalMs: opts.ftsIntervalMs ?? STORE_DEFAULTS.ftsIntervalMs,
+      sliceBudgetMs: opts.ftsSliceBudgetMs ?? STORE_DEFAULTS.ftsSliceBudgetMs,
+      logger,
+    });
+    this.writer = new LogWriter(db, {
+      flushLines: positive("logFlushLines", opts.logFlushLines ?? STORE_DEFAULTS.logFlushLines),
+      flushMs: Math.max(0, opts.logFlushMs ?? STORE_DEFAULTS.logFlushMs),
+      logger,
+      onCommitted: (lastId) => this.indexer.noteWritten(lastId),
+    });
+    this.runs = new SqliteRuns(db);
+    this.logs = new SqliteLogs(db, this.writer, this.indexer);
+    this.outputs = new SqliteOutputs(db);
+    this.jobState = new SqliteJobState(db);
+    this.alerts = new SqliteAlerts(db);
+    this.integrations = new SqliteIntegrations(db);
+    this.retention = new Retention(db, this.indexer);
+  }
+
+  tx<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  vacuum(opts: RetentionOptions, nowMs: number): RetentionResult {
+    this.writer.flush();
+    return this.retention.vacuum(opts, nowMs);
+  }
+
+  vacuumAsync(opts: RetentionOptions, nowMs: number): Promise<RetentionResult> {
+    this.writer.flush();
+    return this.retention.vacuumAsync(opts, nowMs);
+  }
+
+  exportAll(): StoreExport {
+    this.writer.flush();
+    const all = <T>(sql: string): T[] => this.db.prepare(sql).all() as T[];
+    return {
+      exported_at: new Date().toISOString(),
+      schema_version: this.schemaVersion,
+      job_runs: all<RunRow>("SELECT * FROM job_runs ORDER BY id").map(toRun),
+      job_state: all<JobStateRow>("SELECT * FROM job_state ORDER BY job_name"),
+      run_outputs: all<OutputRow>("SELECT * FROM run_outputs ORDER BY id"),
+      alerts: all<AlertRow>("SELECT * FROM alerts ORDER BY id"),
+      integrations: all<IntegrationStatusRow>("SELECT * FROM integration_status ORDER BY name"),
+      run_logs_count: this.db.prepare("SELECT count(*) FROM run_logs").pluck().get() as number,
+    };
+  }
+
+  integrityCheck(): string {
+    const rows = this.db.prepare("PRAGMA integrity_check").pluck().all() as string[];
+    return rows.join("\n");
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.indexer.stop();
+    try {
+      this.writer.flush();
+    } finally {
+      this.writer.stop();
+      try {
+        this.db.pragma("optimize");
+      } finally {
+        this.db.close();
+      }
+    }
+  }
+}
+
+function positive(name: string, n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`${name} must be an integer >= 1, got ${n}`);
+  return n;
+}
