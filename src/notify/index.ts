@@ -4,7 +4,6 @@
  */
 export { createNotifier, MAX_ATTACHED_LINES } from "./notifier.js";
 export type { IntegrationTestResult, Notifier, NotifierDeps } from "./notifier.js";
-export { NotifyConflictError, NotifyNotFoundError } from "./errors.js";
 export { parseChannel, resolveChannel } from "./channels.js";
 export type { ChannelError, ResolvedChannel } from "./channels.js";
 export {

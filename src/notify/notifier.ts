@@ -4,11 +4,11 @@ import { iso, systemClock, type Clock } from "../shared/clock.js";
 import type { Logger } from "../shared/logger.js";
 import { toError } from "../shared/toError.js";
 import type { Store } from "../store/api.js";
+import { ConflictError, NotFoundError } from "../store/errors.js";
 import type { AlertRow, LogLine } from "../store/types.js";
 import { LOG_STREAMS } from "../store/types.js";
 import { resolveChannel } from "./channels.js";
 import { MAX_ATTEMPTS, realSleep, withRetries, type Sleep } from "./deliver.js";
-import { NotifyConflictError, NotifyNotFoundError } from "./errors.js";
 import { buildDelivery, parseDelivery, sendDelivery, type AttemptResult, type Delivery } from "./providers/index.js";
 import { integrationSecrets, scrub } from "./redact.js";
 import { entriesFor, type NotifyPayload } from "./rules.js";
@@ -48,9 +48,17 @@ export interface Notifier {
   start(): void;
   /** Stops taking events and waits (bounded) for deliveries in flight. Safe to call twice. */
   stop(): Promise<void>;
-  /** Re-dispatches a stored alert. 404 unknown id, 409 while pending. Returns the row now pending. */
+  /**
+   * Re-dispatches a failed alert's stored payload (the job is not re-run).
+   * Throws the store's NotFoundError (404) for an unknown id and ConflictError
+   * (409) when it is pending or delivered. Returns the row, now pending.
+   */
   retryAlert(id: number): AlertRow;
-  /** One real delivery of a test message through the named integration; records the result. */
+  /**
+   * One real delivery (single attempt) of a test message through the named
+   * integration; records the result as its last test. Throws NotFoundError
+   * for an unknown name; delivery failures are returned, not thrown.
+   */
   testIntegration(name: string): Promise<IntegrationTestResult>;
   /** Writes provider + credential status rows for the project's integrations. */
   syncIntegrations(project: ProjectConfig): void;
@@ -275,10 +283,11 @@ export function createNotifier(deps: NotifierDeps): Notifier {
 
     retryAlert(id) {
       const row = store.alerts.get(id);
-      if (!row) throw new NotifyNotFoundError(`alert ${id} not found`);
+      if (!row) throw new NotFoundError("alert", id);
       if (row.status === "pending" || delivering.has(id)) {
-        throw new NotifyConflictError(`alert ${id} is pending: a delivery is already under way`);
+        throw new ConflictError(`alert ${id} is pending: a delivery is already under way`);
       }
+      // Throws ConflictError for a delivered alert (only failed ones are retried).
       const requeued = store.alerts.requeue(id);
       if (!stopping.signal.aborted) track(deliver(requeued, parseDelivery(requeued.payload)));
       return requeued;
@@ -287,7 +296,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     async testIntegration(name) {
       const project = getProject();
       const integration = project.integrations.get(name);
-      if (!integration) throw new NotifyNotFoundError(`integration "${name}" not found`);
+      if (!integration) throw new NotFoundError("integration", name);
       const at = now();
       const delivery = buildTestDelivery(integration, project, at);
       let result: AttemptResult;
@@ -298,6 +307,9 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       }
       const error = result.error === null ? null : scrub(result.error, integrationSecrets(integration));
       const summary = result.ok ? `ok${result.status !== null ? ` (${result.status})` : ""}` : `failed: ${error}`;
+      // The status row exists from start()/reload; a config swapped without
+      // the reload event would lack it.
+      if (!store.integrations.get(name)) syncIntegrations(project);
       store.integrations.recordTest(name, summary, at);
       log.info({ integration: name, provider: integration.provider, ok: result.ok, status: result.status }, `integration test: ${summary}`);
       const response = typeof result.response === "string" ? scrub(result.response, integrationSecrets(integration)) : result.response;

@@ -3,11 +3,20 @@
  * them, and local peers (an HTTP receiver, an SMTP server) on 127.0.0.1:0.
  * Not exported from index.ts.
  */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import type { IntegrationConfig, JobConfig, NotifyEntry, ProjectConfig } from "../config/types.js";
-import type { RunRecord } from "../store/types.js";
+import { EventBus, type EngineEvents } from "../engine/events.js";
+import { memoryLogger } from "../shared/logger.js";
+import type { Store } from "../store/api.js";
+import { openStore } from "../store/index.js";
+import type { AlertRow, LogStream, RunRecord } from "../store/types.js";
+import { createNotifier, type Notifier, type NotifierDeps } from "./notifier.js";
 
 export function integration(name: string, fields: Partial<IntegrationConfig> & Pick<IntegrationConfig, "provider">): IntegrationConfig {
   return {
@@ -149,8 +158,10 @@ export async function startReceiver(fallback: Reply = { status: 200, body: { ok:
         res.writeHead(reply.status, { "content-type": "application/json" });
         res.end(JSON.stringify(reply.body ?? {}));
       };
-      if (reply.delayMs) setTimeout(send, reply.delayMs);
-      else send();
+      if (reply.delayMs) {
+        const t = setTimeout(send, reply.delayMs);
+        res.on("close", () => clearTimeout(t));
+      } else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -211,4 +222,124 @@ export async function startMailServer(opts: { user: string; pass: string; startt
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.server.address() as AddressInfo).port;
   return { port, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Polls `cond` every 10 ms; throws after `timeoutMs`. */
+export async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export interface HarnessOptions {
+  jobs: JobConfig[];
+  integrations: IntegrationConfig[];
+  /** Reopen an existing database file (restart tests); default: a new temp dir. */
+  dbPath?: string;
+  /** Overrides of the notifier deps; `sleep` defaults to a recorder that does not wait. */
+  notifier?: Partial<NotifierDeps>;
+}
+
+type NotifyEv = EngineEvents["run:notify"];
+
+/** A started notifier on a real SQLite store in a temp directory. */
+export interface Harness {
+  store: Store;
+  bus: EventBus;
+  log: ReturnType<typeof memoryLogger>;
+  notifier: Notifier;
+  project: ProjectConfig;
+  dbPath: string;
+  /** Backoff waits asked for (ms), in order. */
+  sleeps: number[];
+  /** Creates a run row and returns it as the engine would report it (status etc. from `more`). */
+  newRun(jobName: string, more?: Partial<RunRecord>): RunRecord;
+  /** Appends log lines to a run and flushes them. */
+  logLines(runId: number, lines: string[], stream?: LogStream): void;
+  /** Emits `run:notify` and waits until every resulting delivery has finished. */
+  emit(event: NotifyEv["event"], run: RunRecord, more?: Partial<NotifyEv>): Promise<void>;
+  /** Emits `run:notify` and returns at once. */
+  emitOnly(event: NotifyEv["event"], run: RunRecord, more?: Partial<NotifyEv>): void;
+  /** Every alert row, oldest first. */
+  alerts(): AlertRow[];
+  /** Stops the notifier, closes the store and (unless keepFiles) removes the temp dir. */
+  close(opts?: { keepFiles?: boolean }): Promise<void>;
+}
+
+export async function harness(opts: HarnessOptions): Promise<Harness> {
+  const dbPath = opts.dbPath ?? join(mkdtempSync(join(tmpdir(), "svc-notify-")), "svc.db");
+  const store = openStore({ path: dbPath, busyTimeoutMs: 5000, walAutocheckpoint: 1000, logFlushMs: 1 });
+  const log = memoryLogger();
+  const bus = new EventBus(log);
+  const proj = project(opts.jobs, opts.integrations);
+  const sleeps: number[] = [];
+  const notifier = createNotifier({
+    bus,
+    store,
+    getProject: () => proj,
+    log,
+    httpTimeoutMs: 2000,
+    stopTimeoutMs: 2000,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    ...opts.notifier,
+  });
+  notifier.start();
+  let seq = 0;
+  const emitOnly = (event: NotifyEv["event"], r: RunRecord, more: Partial<NotifyEv> = {}) =>
+    bus.emit("run:notify", { event, run: r, fallbackToFailure: false, previousStatus: null, ...more });
+  return {
+    store,
+    bus,
+    log,
+    notifier,
+    project: proj,
+    dbPath,
+    sleeps,
+    newRun(jobName, more = {}) {
+      const created = store.runs.create({
+        job_name: jobName,
+        trigger: "schedule",
+        triggered_by: "scheduler",
+        cycle_id: randomUUID(),
+        tags: [],
+        created_at: new Date(Date.UTC(2026, 10, 21, 10, 0, 0) + seq++ * 1000).toISOString(),
+      });
+      return run({ ...created, ...runDefaults(created), ...more, id: created.id, job_name: jobName });
+    },
+    logLines(runId, lines, stream = "stdout") {
+      for (const line of lines) store.logs.append(runId, stream, line, new Date().toISOString());
+      store.logs.flush();
+    },
+    async emit(event, r, more) {
+      emitOnly(event, r, more);
+      await notifier.idle();
+    },
+    emitOnly,
+    alerts() {
+      return store.alerts.search({}, 10_000, 0).rows.sort((a, b) => a.id - b.id);
+    },
+    async close(closeOpts = {}) {
+      await notifier.stop();
+      store.close();
+      if (!closeOpts.keepFiles) rmSync(dirname(dbPath), { recursive: true, force: true });
+    },
+  };
+}
+
+/** A finished-looking run: the fixture's timestamps and counters, the row's identity. */
+function runDefaults(created: RunRecord): Partial<RunRecord> {
+  const r = run();
+  return {
+    status: r.status,
+    attempt: r.attempt,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    exit_code: r.exit_code,
+    duration_ms: r.duration_ms,
+    cycle_id: created.cycle_id,
+  };
 }

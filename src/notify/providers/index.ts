@@ -3,12 +3,12 @@ import { postJson, sendMail, type SendOptions } from "../transport.js";
 import { buildChat } from "./chat.js";
 import { buildEmail } from "./email.js";
 import { buildForum } from "./forum.js";
-import { buildPager, PAGER_EVENTS_URL, withRoutingKey } from "./pager.js";
+import { buildPager, pagerUrl, withRoutingKey } from "./pager.js";
 import type { AttemptResult, BuildInput, Delivery } from "./types.js";
 import { buildWebhook } from "./webhook.js";
 
 export type { AttemptResult, BuildInput, Delivery, EmailDelivery, HttpDelivery } from "./types.js";
-export { PAGER_EVENTS_URL, PAGER_SEVERITY } from "./pager.js";
+export { PAGER_EVENTS_URL, PAGER_SEVERITY, pagerUrl } from "./pager.js";
 
 /** Builds the stored delivery for a resolved channel. */
 export function buildDelivery(input: BuildInput): Delivery {
@@ -62,8 +62,7 @@ export async function sendDelivery(
   if (d.provider === "pager") {
     const missing = missingFields(integration, ["routingKey"]);
     if (missing) return permanent(missing);
-    const url = integration.webhookUrl ?? PAGER_EVENTS_URL;
-    return postJson(url, withRoutingKey(d.body, integration.routingKey!), opts);
+    return postJson(pagerUrl(integration.webhookUrl), withRoutingKey(d.body, integration.routingKey!), opts);
   }
   const missing = missingFields(integration, ["webhookUrl"]);
   if (missing) return permanent(missing);

@@ -58,6 +58,11 @@ export function buildPager(input: BuildInput): HttpDelivery {
   };
 }
 
+/** Where a pager trigger goes: the integration's webhook_url when set, else the public endpoint. */
+export function pagerUrl(webhookUrl: string | null): string {
+  return webhookUrl ?? PAGER_EVENTS_URL;
+}
+
 export function withRoutingKey(body: Record<string, unknown>, routingKey: string): Record<string, unknown> {
   return { routing_key: routingKey, ...body };
 }
