@@ -1,0 +1,290 @@
+import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { buildApi, markUnixSocketRequest } from "../api/index.js";
+import { loadDaemonConfig, loadProject } from "../config/index.js";
+import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
+import { Engine } from "../engine/engine.js";
+import { EventBus } from "../engine/events.js";
+import { createNotifier, type Notifier } from "../notify/index.js";
+import { describeSlot } from "../schedule/nextRun.js";
+import { systemClock } from "../shared/clock.js";
+import type { Logger } from "../shared/logger.js";
+import { toError } from "../shared/toError.js";
+import { openStore, type Store } from "../store/index.js";
+import { createDaemonLog, type DaemonLog } from "./logging.js";
+import { acquirePidLock, type PidLock } from "./pidLock.js";
+import { startupProblem } from "./preflight.js";
+import { VERSION } from "../shared/version.js";
+
+export interface DaemonPaths {
+  config: string;
+  dataDir: string;
+  daemonConfig: string | null;
+  webRoot: string;
+}
+
+/** A startup failure: `lines` are printed to stderr one per line, exit code 1. */
+export class StartupError extends Error {
+  constructor(readonly lines: string[]) {
+    super(lines.join("\n"));
+    this.name = "StartupError";
+  }
+}
+
+export type ReloadResult = { ok: true; jobs: number } | { ok: false; errors: ConfigIssue[] };
+
+const RETENTION_FIRST_DELAY_MS = 30_000;
+const RETENTION_EVERY_MS = 24 * 3_600_000;
+/** sun_path is 108 bytes on Linux; longer socket paths cannot be bound. */
+const MAX_SOCKET_PATH = 107;
+
+function formatIssue(i: ConfigIssue): string {
+  const where = i.line > 0 ? `${i.file}:${i.line}:${i.column}` : i.file;
+  const path = i.path ? ` ${i.path.replace(/^\//, "").replace(/\//g, ".")}:` : "";
+  return `${where}:${path} ${i.message}`;
+}
+
+/**
+ * svcd: one daemon for one project. Start records each part it started so
+ * that a failed start undoes exactly those, and stop is safe to call twice
+ * (STYLE: Dagu's Start/stopOnce).
+ */
+export class Daemon {
+  private readonly undo: { name: string; fn: () => unknown }[] = [];
+  private stopping: Promise<void> | null = null;
+  private log!: Logger;
+  private daemonLog: DaemonLog | null = null;
+  private store!: Store;
+  private engine!: Engine;
+  private notifier!: Notifier;
+  private app: FastifyInstance | null = null;
+  private project!: ProjectConfig;
+  private daemonConfig!: DaemonConfig;
+  private readonly startedAt = Date.now();
+  private retentionTimer: NodeJS.Timeout | null = null;
+  /** Resolves when the daemon has stopped. */
+  readonly done: Promise<void>;
+  private resolveDone!: () => void;
+  address = "";
+
+  constructor(private readonly paths: DaemonPaths) {
+    this.done = new Promise((r) => (this.resolveDone = r));
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.startParts();
+    } catch (e) {
+      await this.runUndo();
+      if (e instanceof StartupError) throw e;
+      throw new StartupError([toError(e).message]);
+    }
+  }
+
+  private onUndo(name: string, fn: () => unknown): void {
+    this.undo.push({ name, fn });
+  }
+
+  private async startParts(): Promise<void> {
+    const { paths } = this;
+    mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+    chmodSync(paths.dataDir, 0o700);
+
+    const daemonCfg = loadDaemonConfig(paths.daemonConfig);
+    if (!daemonCfg.ok) throw new StartupError(daemonCfg.errors.map(formatIssue));
+    this.daemonConfig = daemonCfg.value;
+    const problem = startupProblem(this.daemonConfig);
+    if (problem) throw new StartupError([problem]);
+
+    this.daemonLog = createDaemonLog(this.daemonConfig.log, paths.dataDir);
+    this.log = this.daemonLog.logger;
+    this.onUndo("logger", () => this.daemonLog?.close());
+
+    const lock: PidLock = acquirePidLock(join(paths.dataDir, "svcd.pid"), this.log);
+    this.onUndo("pid lock", () => lock.release());
+
+    const project = loadProject(paths.config);
+    if (!project.ok) throw new StartupError(project.errors.map(formatIssue));
+    this.project = project.value;
+
+    const dbPath = this.daemonConfig.storage.sqlite.path ?? join(paths.dataDir, "svc.db");
+    this.store = openStore({
+      path: dbPath,
+      busyTimeoutMs: this.daemonConfig.storage.sqlite.busyTimeoutMs,
+      walAutocheckpoint: this.daemonConfig.storage.sqlite.walAutocheckpoint,
+    });
+    this.onUndo("store", () => this.store.close());
+
+    const bus = new EventBus(this.log);
+    const unsubscribe = this.store.logs.onFlushed((lines) => bus.emit("run:logs", { lines }));
+    this.onUndo("log events", unsubscribe);
+
+    this.notifier = createNotifier({ bus, store: this.store, getProject: () => this.project, log: this.log });
+    this.notifier.start();
+    this.onUndo("notifier", () => this.notifier.stop());
+
+    this.engine = new Engine({ store: this.store, bus, log: this.log, clock: systemClock, project: this.project, daemon: this.daemonConfig });
+    const summary = await this.engine.start();
+    this.onUndo("engine", () => this.engine.stop({ force: false }));
+
+    this.app = await buildApi({
+      engine: this.engine,
+      store: this.store,
+      bus,
+      notifier: this.notifier,
+      log: this.log,
+      version: VERSION,
+      startedAt: this.startedAt,
+      pid: process.pid,
+      project: () => this.project,
+      daemonConfig: () => this.daemonConfig,
+      paths: { config: paths.config, daemonConfig: paths.daemonConfig, database: dbPath, dataDir: paths.dataDir, webRoot: paths.webRoot },
+      reload: () => this.reload(),
+      stop: (opts) => void this.stop(opts),
+    });
+    this.onUndo("api", () => this.app?.close());
+    await this.listen();
+    this.scheduleRetention();
+
+    this.log.info(
+      { version: VERSION, config: paths.config, daemon_config: paths.daemonConfig, database: dbPath, address: this.address, pid: process.pid },
+      `svcd ${VERSION} started: ${this.project.jobs.size} jobs, API on http://${this.address}`,
+    );
+    if (summary.lost > 0 || summary.resumed > 0) this.log.info({ lost: summary.lost, resumed: summary.resumed }, "recovered runs");
+    for (const { job, slot } of summary.next) {
+      const zone = this.project.jobs.get(job)?.schedule.timezone;
+      if (slot) this.log.info({ job, next_run: slot.utc, zone: slot.zoneAbbr, timezone: zone }, `next run of ${job}: ${describeSlot(slot)}`);
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const app = this.app!;
+    const [host, port] = splitAddr(this.daemonConfig.api.addr);
+    await app.listen({ host, port });
+    const addr = app.server.address() as AddressInfo;
+    this.address = `${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
+    const addrFile = join(this.paths.dataDir, "api.addr");
+    writeFileSync(`${addrFile}.tmp`, `${this.address}\n`, { mode: 0o600 });
+    renameSync(`${addrFile}.tmp`, addrFile);
+    this.onUndo("api.addr", () => rmSync(addrFile, { force: true }));
+
+    const sock = join(this.paths.dataDir, "svcd.sock");
+    if (Buffer.byteLength(sock) > MAX_SOCKET_PATH) {
+      this.log.warn({ path: sock }, "the Unix socket path is too long to bind (108 bytes max): svc will use HTTP through api.addr");
+      return;
+    }
+    rmSync(sock, { force: true }); // a stale socket: we hold the lock, so it is not another daemon's
+    const unix: Server = createServer((req, res) => {
+      markUnixSocketRequest(req);
+      app.routing(req, res);
+    });
+    unix.on("upgrade", (req, socket, head) => {
+      markUnixSocketRequest(req);
+      app.server.emit("upgrade", req, socket, head);
+    });
+    await new Promise<void>((resolve, reject) => {
+      unix.once("error", reject);
+      // umask so the socket is never briefly reachable by others before the chmod
+      const old = process.umask(0o177);
+      unix.listen(sock, () => {
+        process.umask(old);
+        resolve();
+      });
+    });
+    chmodSync(sock, 0o600);
+    this.onUndo("unix socket", async () => {
+      unix.closeAllConnections();
+      await new Promise((r) => unix.close(() => r(undefined)));
+      rmSync(sock, { force: true });
+    });
+  }
+
+  private scheduleRetention(): void {
+    const { maxAgeMs, maxRunsPerJob } = this.daemonConfig.storage.retention;
+    if (maxAgeMs === null && maxRunsPerJob === null) return;
+    const run = () => {
+      try {
+        const r = this.store.vacuum({ maxAgeMs, maxRunsPerJob }, Date.now());
+        this.log.info({ ...r }, `retention: pruned ${r.runsByAge} runs by age and ${r.runsByCap} by the per-job cap`);
+      } catch (e) {
+        this.log.error({ err: toError(e) }, "retention failed");
+      }
+      this.retentionTimer = setTimeout(run, RETENTION_EVERY_MS).unref();
+    };
+    this.retentionTimer = setTimeout(run, RETENTION_FIRST_DELAY_MS).unref();
+    this.onUndo("retention", () => this.retentionTimer && clearTimeout(this.retentionTimer));
+  }
+
+  /**
+   * SIGHUP / POST /api/daemon/reload (SPEC rule 10): parse and cycle-check
+   * both files first; on any error keep the old config and log every error.
+   */
+  async reload(): Promise<ReloadResult> {
+    const project = loadProject(this.paths.config);
+    const daemon = loadDaemonConfig(this.paths.daemonConfig);
+    const errors = [...(project.ok ? [] : project.errors), ...(daemon.ok ? [] : daemon.errors)];
+    if (!project.ok || !daemon.ok) {
+      for (const e of errors) this.log.error({ file: e.file, line: e.line, path: e.path }, `reload rejected: ${formatIssue(e)}`);
+      this.log.warn(`reload rejected (${errors.length} error${errors.length === 1 ? "" : "s"}): the previous config stays in effect`);
+      return { ok: false, errors };
+    }
+    this.project = project.value;
+    this.engine.reload(project.value);
+    this.notifier.syncIntegrations(project.value);
+    this.applyDaemonConfig(daemon.value);
+    this.log.info({ jobs: project.value.jobs.size }, "config reloaded");
+    return { ok: true, jobs: project.value.jobs.size };
+  }
+
+  /** svcd.yaml on reload: log level and auth apply at once; the rest needs a restart. */
+  private applyDaemonConfig(next: DaemonConfig): void {
+    const restartOnly = (["api", "storage", "scheduler", "executor"] as const).filter(
+      (k) => JSON.stringify(next[k]) !== JSON.stringify(this.daemonConfig[k]),
+    );
+    if (restartOnly.length > 0) {
+      this.log.warn({ sections: restartOnly }, `svcd.yaml: changes to ${restartOnly.join(", ")} take effect at the next restart`);
+    }
+    this.daemonConfig = { ...this.daemonConfig, auth: next.auth, log: next.log };
+    (this.log as unknown as { level: string }).level = next.log.level;
+  }
+
+  /** Graceful or forced stop; safe to call twice (a second forced call escalates). */
+  stop(opts: { force: boolean }): Promise<void> {
+    if (this.stopping) {
+      if (opts.force) void this.engine?.stop({ force: true });
+      return this.stopping;
+    }
+    this.stopping = (async () => {
+      this.log?.info({ force: opts.force }, opts.force ? "forced stop: killing running jobs" : "stopping: draining running jobs");
+      await this.engine?.stop(opts);
+      await this.runUndo();
+      this.resolveDone();
+    })();
+    return this.stopping;
+  }
+
+  private async runUndo(): Promise<void> {
+    while (this.undo.length > 0) {
+      const part = this.undo.pop()!;
+      try {
+        await part.fn();
+      } catch (e) {
+        this.log?.error({ err: toError(e), part: part.name }, "error while stopping");
+      }
+    }
+  }
+
+  get logger(): Logger {
+    return this.log;
+  }
+}
+
+function splitAddr(addr: string | null): [string, number] {
+  if (!addr) return ["127.0.0.1", 0];
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(addr);
+  if (!m) return [addr, 0];
+  return [m[1] || "127.0.0.1", Number(m[2])];
+}

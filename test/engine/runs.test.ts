@@ -1,0 +1,243 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { isGroupAlive } from "../../src/executor/index.js";
+import { EngineError } from "../../src/engine/errors.js";
+import { engineKit, type Kit } from "../helpers/engineKit.js";
+
+let kit: Kit | null = null;
+afterEach(async () => {
+  await kit?.close();
+  kit = null;
+});
+
+const fast = "executor:\n  kill_grace: 300ms\n";
+
+describe("a manual run through the engine", () => {
+  it("goes PENDING -> RUNNING -> SUCCESS with its lines, exit code and job state", async () => {
+    kit = await engineKit(`jobs:\n  hello:\n    command: "echo out; echo err >&2"\n`);
+    const run = kit.engine.runNow("hello", { reason: "testing", triggeredBy: "cli" });
+    const done = await kit.waitRun(run.id, ["SUCCESS", "FAILED"]);
+    expect(done.status).toBe("SUCCESS");
+    expect(done.exit_code).toBe(0);
+    expect(done.reason).toBe("testing");
+    expect(done.trigger).toBe("manual");
+    expect(done.triggered_by).toBe("cli");
+    expect(done.attempt).toBe(1);
+    expect(done.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(kit.statusesOf(run.id)).toEqual(["PENDING", "RUNNING", "SUCCESS"]);
+    expect(kit.lines(run.id, ["stdout"])).toEqual(["--- attempt 1 ---", "out"]);
+    expect(kit.lines(run.id, ["stderr"])).toEqual(["err"]);
+    const state = kit.store.jobState.get("hello")!;
+    expect(state.last_success).toBe(done.finished_at);
+    expect(state.lock_pid).toBeNull();
+    expect(kit.notes.map((n) => n.event)).toEqual(["on_success"]);
+  });
+
+  it("fails with the exit code and fires on_failure under the alert policy", async () => {
+    kit = await engineKit(`jobs:\n  bad:\n    command: "exit 3"\n`);
+    const run = kit.engine.runNow("bad", { triggeredBy: "cli" });
+    const done = await kit.waitRun(run.id, ["FAILED"]);
+    expect(done.exit_code).toBe(3);
+    expect(done.error).toBe("exit code 3");
+    expect(kit.store.jobState.get("bad")!.last_failure).toBe(done.finished_at);
+    await kit.waitFor("on_failure", () => kit!.notes.find((n) => n.event === "on_failure"));
+  });
+
+  it("runs array commands directly and passes the job env and SVC_* variables", async () => {
+    kit = await engineKit(
+      `jobs:\n  arr:\n    command: ["/bin/sh", "-c", "echo $GREETING $SVC_JOB $SVC_ATTEMPT; pwd"]\n    env: {GREETING: "hi there"}\n`,
+    );
+    const run = kit.engine.runNow("arr", { triggeredBy: "cli" });
+    await kit.waitRun(run.id, ["SUCCESS"]);
+    expect(kit.lines(run.id, ["stdout"]).slice(1)).toEqual(["hi there arr 1", kit.dir]);
+  });
+
+  it("records a missing command as a failed run and keeps going", async () => {
+    kit = await engineKit(`jobs:\n  nope:\n    command: ["/definitely/not/here"]\n  sh:\n    command: "no-such-command-xyz"\n`);
+    const a = kit.engine.runNow("nope", { triggeredBy: "cli" });
+    const b = kit.engine.runNow("sh", { triggeredBy: "cli" });
+    const ra = await kit.waitRun(a.id, ["FAILED"]);
+    const rb = await kit.waitRun(b.id, ["FAILED"]);
+    expect(ra.error).toMatch(/command not found|ENOENT/);
+    expect(ra.exit_code).toBeNull();
+    expect(rb.exit_code).toBe(127);
+  });
+
+  it("rejects a reason over 500 characters and unknown jobs with typed errors", async () => {
+    kit = await engineKit(`jobs:\n  a:\n    command: "true"\n`);
+    expect(() => kit!.engine.runNow("a", { reason: "x".repeat(501), triggeredBy: "cli" })).toThrow(EngineError);
+    expect(() => kit!.engine.runNow("zzz", { triggeredBy: "cli" })).toThrow(/unknown job "zzz"/);
+  });
+});
+
+describe("retries", () => {
+  it("goes RETRYING between attempts and ends FAILED when they run out", async () => {
+    kit = await engineKit(`jobs:\n  flaky:\n    command: "echo try; exit 1"\n    retries: 2\n    retry_delay: "fixed:100ms"\n`);
+    const run = kit.engine.runNow("flaky", { triggeredBy: "cli" });
+    const done = await kit.waitFor("final failure", () => {
+      const r = kit!.store.runs.get(run.id)!;
+      return r.status === "FAILED" && r.attempt === 3 ? r : null;
+    });
+    expect(done.attempt).toBe(3);
+    expect(kit.statusesOf(run.id)).toEqual([
+      "PENDING",
+      "RUNNING",
+      "FAILED",
+      "RETRYING",
+      "RUNNING",
+      "FAILED",
+      "RETRYING",
+      "RUNNING",
+      "FAILED",
+    ]);
+    expect(kit.lines(run.id, ["stdout"])).toEqual(["--- attempt 1 ---", "try", "--- attempt 2 ---", "try", "--- attempt 3 ---", "try"]);
+    expect(kit.notes.filter((n) => n.event === "on_retry")).toHaveLength(2);
+  });
+
+  it("succeeds on a later attempt", async () => {
+    kit = await engineKit(`jobs:\n  second:\n    command: "test -f marker && echo ok || { touch marker; exit 1; }"\n    retries: 1\n    retry_delay: "fixed:50ms"\n`);
+    const run = kit.engine.runNow("second", { triggeredBy: "cli" });
+    const done = await kit.waitRun(run.id, ["SUCCESS"]);
+    expect(done.attempt).toBe(2);
+  });
+});
+
+describe("timeouts and cancel", () => {
+  it("kills the whole process group on timeout, grandchildren included", async () => {
+    kit = await engineKit(`jobs:\n  slow:\n    command: "sleep 100 & sleep 100 & echo started; wait"\n    timeout: 400ms\n`, { daemon: fast });
+    const run = kit.engine.runNow("slow", { triggeredBy: "cli" });
+    const running = await kit.waitRun(run.id, ["RUNNING"]);
+    const done = await kit.waitRun(run.id, ["FAILED"]);
+    expect(done.error).toBe("timeout after 400ms");
+    expect(done.exit_code).toBeNull();
+    await kit.waitFor("group gone", () => !isGroupAlive(running.pid!), 5_000);
+  });
+
+  it("sends SIGKILL after the grace to a job that ignores SIGTERM", async () => {
+    kit = await engineKit(`jobs:\n  stubborn:\n    command: "trap '' TERM; echo ready; while true; do sleep 0.05; done"\n    timeout: 300ms\n`, { daemon: fast });
+    const run = kit.engine.runNow("stubborn", { triggeredBy: "cli" });
+    const done = await kit.waitRun(run.id, ["FAILED"]);
+    expect(done.error).toBe("timeout after 300ms");
+  });
+
+  it("cancel ends the run FAILED with error cancelled and no retry", async () => {
+    kit = await engineKit(`jobs:\n  long:\n    command: "sleep 30"\n    retries: 3\n`, { daemon: fast });
+    const run = kit.engine.runNow("long", { triggeredBy: "cli" });
+    await kit.waitRun(run.id, ["RUNNING"]);
+    kit.engine.cancel("long");
+    const done = await kit.waitRun(run.id, ["FAILED"]);
+    expect(done.error).toBe("cancelled");
+    expect(done.attempt).toBe(1);
+    expect(() => kit!.engine.cancel("long")).toThrow(/no RUNNING or RETRYING run/);
+  });
+
+  it("cancel during a retry delay ends the run", async () => {
+    kit = await engineKit(`jobs:\n  f:\n    command: "exit 1"\n    retries: 3\n    retry_delay: "fixed:1h"\n`);
+    const run = kit.engine.runNow("f", { triggeredBy: "cli" });
+    await kit.waitRun(run.id, ["RETRYING"]);
+    kit.engine.cancel("f");
+    expect((await kit.waitRun(run.id, ["FAILED"])).error).toBe("cancelled");
+  });
+});
+
+describe("the pool", () => {
+  it("keeps FIFO order with pool_size 1 and skip acts on the oldest PENDING run", async () => {
+    kit = await engineKit(
+      `jobs:\n  block:\n    command: "sleep 0.4"\n  a:\n    command: "echo a"\n  b:\n    command: "echo b"\n  c:\n    command: "echo c"\n`,
+      { daemon: "executor:\n  pool_size: 1\n" },
+    );
+    const blocker = kit.engine.runNow("block", { triggeredBy: "cli" });
+    const a = kit.engine.runNow("a", { triggeredBy: "cli" });
+    const b = kit.engine.runNow("b", { triggeredBy: "cli" });
+    const c = kit.engine.runNow("c", { triggeredBy: "cli" });
+    expect(kit.store.runs.get(a.id)!.status).toBe("PENDING");
+    const skipped = kit.engine.skip("b", { by: "cli" });
+    expect(skipped.id).toBe(b.id);
+    expect(skipped.status).toBe("SKIPPED");
+    expect(() => kit!.engine.skip("b", { by: "cli" })).toThrow(/no PENDING run/);
+    await kit.waitRun(c.id, ["SUCCESS"]);
+    const starts = kit.transitions.filter((t) => t.to === "RUNNING").map((t) => t.id);
+    expect(starts).toEqual([blocker.id, a.id, c.id]);
+  });
+});
+
+describe("concurrency policies", () => {
+  it("forbid records the new run SKIPPED while one runs", async () => {
+    kit = await engineKit(`jobs:\n  j:\n    command: "sleep 0.5"\n`);
+    const first = kit.engine.runNow("j", { triggeredBy: "cli" });
+    await kit.waitRun(first.id, ["RUNNING"]);
+    const second = kit.engine.runNow("j", { triggeredBy: "cli" });
+    const s = await kit.waitRun(second.id, ["SKIPPED"]);
+    expect(s.error).toBe("concurrency forbid");
+    await kit.waitRun(first.id, ["SUCCESS"]);
+  });
+
+  it("replace kills the old run and starts the new", async () => {
+    kit = await engineKit(`jobs:\n  j:\n    command: "sleep 30"\n    concurrency: replace\n`, { daemon: fast });
+    const first = kit.engine.runNow("j", { triggeredBy: "cli" });
+    await kit.waitRun(first.id, ["RUNNING"]);
+    const second = kit.engine.runNow("j", { triggeredBy: "cli" });
+    const old = await kit.waitRun(first.id, ["FAILED"]);
+    expect(old.error).toBe(`replaced by run ${second.id}`);
+    await kit.waitRun(second.id, ["RUNNING"]);
+  });
+
+  it("allow runs both at once", async () => {
+    kit = await engineKit(`jobs:\n  j:\n    command: "sleep 0.3"\n    concurrency: allow\n`);
+    const a = kit.engine.runNow("j", { triggeredBy: "cli" });
+    const b = kit.engine.runNow("j", { triggeredBy: "cli" });
+    await kit.waitFor("both running", () => kit!.engine.activeRuns("j").length === 2);
+    await kit.waitRun(a.id, ["SUCCESS"]);
+    await kit.waitRun(b.id, ["SUCCESS"]);
+  });
+});
+
+describe("shutdown", () => {
+  it("graceful stop lets a running job finish", async () => {
+    kit = await engineKit(`jobs:\n  j:\n    command: "sleep 0.3; echo done"\n`);
+    const run = kit.engine.runNow("j", { triggeredBy: "cli" });
+    await kit.waitRun(run.id, ["RUNNING"]);
+    await kit.engine.stop({ force: false });
+    const done = kit.store.runs.get(run.id)!;
+    expect(done.status).toBe("SUCCESS");
+    expect(kit.lines(run.id, ["stdout"])).toContain("done");
+  });
+
+  it("forced stop kills the groups at once and records FAILED", async () => {
+    kit = await engineKit(`jobs:\n  j:\n    command: "sleep 30 & sleep 30; echo never"\n`);
+    const run = kit.engine.runNow("j", { triggeredBy: "cli" });
+    const running = await kit.waitRun(run.id, ["RUNNING"]);
+    const t0 = Date.now();
+    await kit.engine.stop({ force: true });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    const done = kit.store.runs.get(run.id)!;
+    expect(done.status).toBe("FAILED");
+    expect(done.error).toBe("killed: forced daemon stop");
+    await kit.waitFor("group gone", () => !isGroupAlive(running.pid!), 5_000);
+  });
+
+  it("graceful stop kills what is left after shutdown_timeout", async () => {
+    kit = await engineKit(`jobs:\n  j:\n    command: "sleep 30"\n`, { daemon: "scheduler:\n  shutdown_timeout: 300ms\n" });
+    const run = kit.engine.runNow("j", { triggeredBy: "cli" });
+    await kit.waitRun(run.id, ["RUNNING"]);
+    await kit.engine.stop({ force: false });
+    expect(kit.store.runs.get(run.id)!.error).toBe("killed: daemon shutdown timeout");
+  });
+});
+
+describe("bad jobs never stop the engine", () => {
+  it("survives a job printing a 10 MB line and one that closes stdout and keeps running", async () => {
+    kit = await engineKit(
+      `jobs:\n  big:\n    command: "head -c 10000000 /dev/zero | tr '\\\\0' x; echo"\n  closer:\n    command: "exec >&-; sleep 0.3; exit 4"\n`,
+    );
+    const a = kit.engine.runNow("big", { triggeredBy: "cli" });
+    const b = kit.engine.runNow("closer", { triggeredBy: "cli" });
+    expect((await kit.waitRun(a.id, ["SUCCESS"], 30_000)).status).toBe("SUCCESS");
+    const rb = await kit.waitRun(b.id, ["FAILED"]);
+    expect(rb.exit_code).toBe(4);
+    const total = kit.lines(a.id, ["stdout"]).slice(1).reduce((n, l) => n + l.length, 0);
+    expect(total).toBe(10_000_000);
+    expect(existsSync(join(kit.dir, ".svc", "svc.db"))).toBe(true);
+  });
+});
