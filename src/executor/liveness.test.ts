@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
-import { isGroupAlive, isProcessAlive, killGroup, processStartTime } from "./liveness.js";
+import { isGroupAlive, isProcessAlive, killGroup, ownsGroup, processStartTime } from "./liveness.js";
 import { groupMembers, waitFor } from "./testHarness.js";
 
 const NO_SUCH_PID = 2 ** 30; // above any pid_max
@@ -98,6 +98,25 @@ describe("liveness probes", () => {
     expect(isGroupAlive(0)).toBe(false);
     expect(isGroupAlive(1)).toBe(false);
     expect(isGroupAlive(-3)).toBe(false);
+  });
+});
+
+describe("ownsGroup (crash recovery)", () => {
+  it("is true for the recorded leader and false when its pid was reused", async () => {
+    const c = spawnGroup("sleep 1000");
+    const st = processStartTime(c.pid!)!;
+    expect(ownsGroup(c.pid!, st)).toBe(true);
+    expect(ownsGroup(c.pid!, null)).toBe(true);
+    expect(ownsGroup(c.pid!, String(Number(st) - 1))).toBe(false);
+  });
+
+  it("is true while orphans of a dead leader remain, false once all are gone", async () => {
+    const c = spawnGroup("sleep 1000 & exit 0");
+    const st = processStartTime(c.pid!)!;
+    await once(c, "exit");
+    expect(ownsGroup(c.pid!, st)).toBe(true);
+    await killGroup(c.pid!, 1_000);
+    expect(ownsGroup(c.pid!, st)).toBe(false);
   });
 });
 

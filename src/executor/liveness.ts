@@ -9,7 +9,7 @@
  * Linux only for the start-time guard. Without /proc, `processStartTime`
  * returns null and the probes fall back to `kill(pid, 0)`.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 
 interface ProcStat {
   state: string;
@@ -17,11 +17,23 @@ interface ProcStat {
   startTime: string;
 }
 
+/**
+ * Scratch space for readStat, only used synchronously. A stat line is at most
+ * ~1 KB (52 numeric fields and a 16-byte command name). open+read into it costs
+ * half of readFileSync, and it is read on every spawn.
+ */
+const statBuf = Buffer.allocUnsafe(4096);
+
 /** Parse /proc/<pid>/stat. The command name (field 2) may hold spaces and parentheses. */
 function readStat(pid: number | string): ProcStat | null {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const fd = openSync(`/proc/${pid}/stat`, "r");
+    try {
+      text = statBuf.toString("latin1", 0, readSync(fd, statBuf, 0, statBuf.length, 0));
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return null; // gone (ENOENT/ESRCH) or no /proc
   }
@@ -100,8 +112,29 @@ function groupHasLiveMember(pgid: number): boolean {
 }
 
 /**
- * Send `signal` to the whole group. Returns false when the group is gone
- * (ESRCH); other errors (EPERM) are thrown: they mean a bug or a foreign group.
+ * True when process group `pgid` still holds live processes of the run that
+ * was recorded with leader pid `pgid` and start time `pidStart` (crash
+ * recovery: such a run cannot be adopted, its pipes are gone; kill it).
+ *
+ * Why this is safe against pid reuse: Linux does not reuse a pid while it is
+ * still some group's id. So when a process with that pid runs with another
+ * start time, the recorded group is necessarily gone. When no process has
+ * that pid, the remaining members are the recorded leader's orphans (or, in
+ * the rare case that the pid was reused by a new group leader which exited in
+ * turn, that group's).
+ */
+export function ownsGroup(pgid: number, pidStart: string | null): boolean {
+  const leader = readStat(pgid);
+  if (leader !== null && !isDead(leader.state)) {
+    if (pidStart !== null && leader.startTime !== pidStart) return false; // pid reused
+    return leader.pgrp === pgid || isGroupAlive(pgid);
+  }
+  return isGroupAlive(pgid);
+}
+
+/**
+ * Send `signal` to the whole group. Returns false when it could not be sent:
+ * the group is gone (ESRCH) or is not ours to signal (EPERM).
  */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   if (!Number.isInteger(pgid) || pgid <= 1) return false; // never kill(-1) or kill(0)
@@ -109,7 +142,8 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
     process.kill(-pgid, signal);
     return true;
   } catch (e: unknown) {
-    if ((e as NodeJS.ErrnoException).code === "ESRCH") return false;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ESRCH" || code === "EPERM") return false;
     throw e;
   }
 }
