@@ -63,7 +63,9 @@ function toArgv(spec: SpawnSpec): string[] | string {
 }
 
 function describe(spec: SpawnSpec): string {
-  return typeof spec.command === "string" ? `${spec.shell} -c ${JSON.stringify(spec.command)}` : JSON.stringify(spec.command[0]);
+  return typeof spec.command === "string"
+    ? `${spec.shell} -c ${JSON.stringify(spec.command)}`
+    : JSON.stringify(spec.command[0]);
 }
 
 function spawnErrorReason(spec: SpawnSpec, e: NodeJS.ErrnoException): string {

@@ -107,6 +107,20 @@ describe("stopping", () => {
     expect(await waitFor(() => !isGroupAlive(r.handle.pid!))).toBe(true);
   });
 
+  it("a process that left the group but holds the pipes cannot keep the run open", async () => {
+    const t0 = Date.now();
+    const r = h.start("setsid sleep 1000 & echo $!");
+    expect((await r.exited).code).toBe(0);
+    const escaped = Number(r.stdout[0]);
+    try {
+      // drain window (200 ms) + escaped-pipe bound (1 s), with slack for a busy machine
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(isProcessAlive(escaped, null)).toBe(true); // out of our reach, by design
+    } finally {
+      process.kill(escaped, "SIGKILL");
+    }
+  });
+
   it("a leftover still writing during the drain window is heard", async () => {
     const r = h.start("(sleep 0.05; echo from-child) & echo parent", {}, { drainMs: 5_000 });
     await r.exited;
