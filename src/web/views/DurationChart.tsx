@@ -37,8 +37,8 @@ function toData(runs: RunRecord[]): { data: uPlot.AlignedData; count: number; fa
   };
 }
 
-function pointsOnly(label: string, stroke: string, size: number): uPlot.Series {
-  return { label, stroke, paths: () => null, points: { show: true, size, fill: stroke, stroke } };
+function pointsOnly(label: string, stroke: string, size: number, hollow = false): uPlot.Series {
+  return { label, stroke, paths: () => null, points: { show: true, size, width: 2, fill: hollow ? "transparent" : stroke, stroke } };
 }
 
 /** Duration of recent runs (uPlot, loaded only with this view). */
@@ -59,7 +59,7 @@ export default function DurationChart({ runs }: { runs: RunRecord[] }) {
         {},
         { label: "duration (s)", stroke: cssVar("--tone-run", "#2563eb"), width: 2, points: { show: true, size: 5 } },
         pointsOnly("failed", cssVar("--tone-bad", "#dc2626"), 10),
-        pointsOnly("SLA breached", cssVar("--tone-warn", "#d97706"), 14),
+        pointsOnly("SLA breached", cssVar("--tone-warn", "#d97706"), 16, true),
       ],
       axes: [
         { stroke: text, grid: { stroke: grid } },

@@ -19,6 +19,9 @@ const MAX_RUNS = 500;
 
 function configValue(v: unknown) {
   if (v === null || v === undefined) return null;
+  if (Array.isArray(v) && v.every((x) => typeof x !== "object" || x === null)) {
+    return v.length ? <code>{v.map(String).join(", ")}</code> : <span class="muted">none</span>;
+  }
   if (typeof v === "object") return <JsonBlock value={v} />;
   return <code>{String(v)}</code>;
 }

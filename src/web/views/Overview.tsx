@@ -1,4 +1,4 @@
-import { useMemo, useState } from "preact/hooks";
+import { useMemo, useRef, useState } from "preact/hooks";
 import { api, qs, seg } from "../lib/api.js";
 import { useAction, useApi } from "../lib/useApi.js";
 import { href, patchQuery, type Route } from "../lib/router.js";
@@ -10,6 +10,7 @@ import { Time } from "../components/Time.js";
 import { Empty, ErrorBox, Loaded } from "../components/States.js";
 import { RunDialog } from "../components/RunDialog.js";
 import { TagChips } from "../components/TagChips.js";
+import { useWindowedRows } from "../lib/useWindowedRows.js";
 
 const POLL_MS = 3000;
 
@@ -25,6 +26,7 @@ function jobState(j: JobSummary): { tone: "run" | "warn" | "wait" | "ok"; text: 
 
 function JobRow({
   job,
+  index,
   zone,
   tag,
   busy,
@@ -32,6 +34,7 @@ function JobRow({
   onToggle,
 }: {
   job: JobSummary;
+  index: number;
   zone: string | null;
   tag: string | null;
   busy: boolean;
@@ -41,7 +44,7 @@ function JobRow({
   const state = jobState(job);
   const last = job.last_run;
   return (
-    <tr data-job={job.name}>
+    <tr data-job={job.name} data-row aria-rowindex={index + 2}>
       <th scope="row">
         <a href={href(`/jobs/${seg(job.name)}`)}>{job.name}</a>
         {job.description && <div class="sub">{job.description}</div>}
@@ -101,12 +104,14 @@ function JobsTable(props: {
   onRun: (name: string) => void;
   onToggle: (job: JobSummary) => void;
 }) {
+  const body = useRef<HTMLTableSectionElement>(null);
+  const win = useWindowedRows(props.jobs.length, body);
   return (
     <div class="table-wrap">
-      <table class="table jobs">
+      <table class={`table jobs${win.windowed ? " windowed" : ""}`} aria-rowcount={props.jobs.length + 1}>
         <caption class="sr-only">Jobs</caption>
         <thead>
-          <tr>
+          <tr aria-rowindex={1}>
             <th scope="col">Job</th>
             <th scope="col">State</th>
             <th scope="col">Paused</th>
@@ -116,10 +121,12 @@ function JobsTable(props: {
             <th scope="col">Actions</th>
           </tr>
         </thead>
-        <tbody>
-          {props.jobs.map((j) => (
+        <tbody ref={body}>
+          {win.padTop > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${win.padTop}px` }} />}
+          {props.jobs.slice(win.start, win.end).map((j, i) => (
             <JobRow
               key={j.name}
+              index={win.start + i}
               job={j}
               zone={props.zones(j.name)}
               tag={props.tag}
@@ -128,6 +135,7 @@ function JobsTable(props: {
               onToggle={props.onToggle}
             />
           ))}
+          {win.padBottom > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${win.padBottom}px` }} />}
         </tbody>
       </table>
     </div>
