@@ -24,6 +24,7 @@ export interface ScheduledSlot {
 
 /** The first slot strictly after `afterMs`; null for `manual` and `after:` jobs. */
 export function nextRun(spec: ScheduleSpec, afterMs: number): ScheduledSlot | null {
+  if (!Number.isFinite(afterMs)) throw new Error(`schedule: afterMs must be an epoch-ms number, got ${afterMs}`);
   switch (spec.frequency) {
     case "manual":
     case "after":
