@@ -15,7 +15,7 @@ function apiQuery(route: Route, paging: "page" | "slice", filterNames: string[])
   const { sort, order } = sortFromQuery(q);
   const filters = Object.fromEntries(filterNames.map((f) => [f, q.get(f)]));
   const paged = paging === "page" ? { page, page_size: pageSize } : { limit: pageSize, offset: (page - 1) * pageSize };
-  return qs({ ...filters, ...paged, ...(sort ? { sort, order } : {}) });
+  return qs({ ...filters, ...paged, ...(sort && paging === "page" ? { sort, order } : {}) });
 }
 
 export function DbView({ table, route }: { table: string; route: Route }) {
@@ -60,8 +60,8 @@ export function DbView({ table, route }: { table: string; route: Route }) {
                     columns={def.columns({ post: (l, p) => void action.run(l, p), busy: action.busy })}
                     rows={r.rows}
                     rowKey={def.rowKey}
-                    sort={sortFromQuery(route.query)}
-                    onSort={(key) => nextSort(route, key)}
+                    sort={def.paging === "page" ? sortFromQuery(route.query) : undefined}
+                    onSort={def.paging === "page" ? (key) => nextSort(route, key) : undefined}
                     caption={def.title}
                   />
                 )}

@@ -18,7 +18,11 @@ export interface RowActions {
 export interface DbTable {
   name: string;
   title: string;
-  /** `page`: page/page_size; `slice`: limit/offset (where SPEC names them). */
+  /**
+   * `page`: page/page_size with `sort`/`order` (CONTRACT §4); `slice`:
+   * limit/offset where SPEC names them. The API sorts slices newest first
+   * and takes no sort, so their headers are plain.
+   */
   paging: "page" | "slice";
   filters: FilterField[];
   columns: (act: RowActions) => Column<Record<string, unknown>>[];
@@ -98,14 +102,14 @@ export const DB_TABLES: DbTable[] = [
       { name: "q", label: "Full text", type: "search", placeholder: "words in the line" },
     ],
     columns: () =>
-      sortable<Any>([
-        { key: "run_id", label: "Run", render: (r) => runLink(r.run_id) },
+      [
+        { key: "run_id", label: "Run", render: (r: Any) => runLink(r.run_id) },
         { key: "job_name", label: "Job", render: (r) => (r.job_name ?? r.job ? jobLink(r.job_name ?? r.job) : "—") },
         { key: "seq", label: "Seq", class: "num" },
         { key: "ts", label: "Time", render: (r) => <Time iso={r.ts as string} /> },
         { key: "stream", label: "Stream", render: (r) => <StreamLabel stream={String(r.stream)} /> },
         { key: "line", label: "Line", class: "mono wrap" },
-      ], ["line"]),
+      ] as Column<Any>[],
     rowKey: (r, i) => `${String(r.run_id)}:${String(r.seq ?? i)}`,
   },
   {
@@ -119,8 +123,7 @@ export const DB_TABLES: DbTable[] = [
       { name: "var_name", label: "Variable", type: "text" },
     ],
     columns: () =>
-      as<OutputRow>(
-        sortable<OutputRow>([
+      as<OutputRow>([
           { key: "id", label: "Id", class: "num" },
           { key: "run_id", label: "Run", render: (r) => runLink(r.run_id) },
           { key: "job_name", label: "Job", render: (r) => jobLink(r.job_name) },
@@ -128,8 +131,7 @@ export const DB_TABLES: DbTable[] = [
           { key: "value", label: "Value", class: "mono wrap" },
           { key: "cycle_id", label: "Cycle", render: (r) => <a href={href("/db/run_outputs", { cycle_id: r.cycle_id })} title={r.cycle_id}>{shortId(r.cycle_id)}</a> },
           { key: "created_at", label: "Captured", render: (r) => <Time iso={r.created_at} /> },
-        ]),
-      ),
+      ]),
     rowKey: (r) => Number(r.id),
   },
   {
@@ -139,7 +141,6 @@ export const DB_TABLES: DbTable[] = [
     filters: [jobField, { name: "status", label: "Status", type: "select", options: [["pending", "pending"], ["delivered", "delivered"], ["failed", "failed"]] }],
     columns: (act) =>
       as<AlertRow>([
-        ...sortable<AlertRow>([
           { key: "id", label: "Id", class: "num" },
           { key: "job_name", label: "Job", render: (r) => jobLink(r.job_name) },
           { key: "run_id", label: "Run", render: (r) => runLink(r.run_id) },
@@ -149,7 +150,6 @@ export const DB_TABLES: DbTable[] = [
           { key: "attempts", label: "Attempts", class: "num" },
           { key: "last_attempt_at", label: "Last attempt", render: (r) => <Time iso={r.last_attempt_at} /> },
           { key: "error", label: "Error", render: (r) => (r.error ? <span class="err-text">{r.error}</span> : <span class="muted">—</span>) },
-        ]),
         {
           key: "_actions",
           label: "Actions",
