@@ -10,10 +10,20 @@ const STREAMS: LogStream[] = ["stdout", "stderr", "healthcheck"];
 type ConnState = Parameters<LogStreamHandlers["onState"]>[0];
 
 function ConnBadge({ state }: { state: ConnState }) {
-  if (typeof state === "object") return <Badge tone="bad">{state.error}</Badge>;
-  if (state === "live") return <Badge tone="run">live</Badge>;
-  if (state === "ended") return <Badge tone="muted">stream ended</Badge>;
-  return <Badge tone="wait">{state}</Badge>;
+  const key = typeof state === "object" ? "error" : state;
+  return (
+    <span data-testid="log-conn" data-state={key}>
+      {typeof state === "object" ? (
+        <Badge tone="bad">{state.error}</Badge>
+      ) : state === "live" ? (
+        <Badge tone="run">live</Badge>
+      ) : state === "ended" ? (
+        <Badge tone="muted">stream ended</Badge>
+      ) : (
+        <Badge tone="wait">{state}</Badge>
+      )}
+    </span>
+  );
 }
 
 /**

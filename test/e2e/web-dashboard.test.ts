@@ -1,0 +1,592 @@
+/**
+ * The dashboard in real headless Chromium (Debian `chromium`, driven by
+ * playwright-core) against real daemons started from bin/svcd.js on temp
+ * projects: every view renders real data, a run started from the UI streams
+ * its logs live, pause/resume, a config save round-trip, page sizes, the
+ * token prompt under bearer auth, and daemon stop.
+ *
+ * Screenshots of every view go to a temp dir, or to docs/screenshots/ with
+ * SVC_SCREENSHOTS=1 (how the committed ones are made).
+ *
+ * The browser is Debian's chromium (`apt-get install chromium`; .ci/run
+ * installs it). Without it these tests are skipped locally and fail in CI.
+ */
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const SVCD = join(ROOT, "bin", "svcd.js");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+if (!HAVE_CHROMIUM && process.env.CI) throw new Error(`${CHROMIUM} is missing: apt-get install -y --no-install-recommends chromium`);
+
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+  "--disable-sync",
+];
+
+const TOKEN = "dash-token-4f9c2e7a";
+
+// ---- helpers: daemon, HTTP, waiting --------------------------------------
+
+interface Daemon {
+  url: string;
+  dir: string;
+  proc: ChildProcess;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+async function waitUntil<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 15_000, everyMs = 100): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+async function startDaemon(dir: string): Promise<Daemon> {
+  const proc = spawn(process.execPath, [SVCD, "-c", join(dir, "svc.yaml")], {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, SVC_TOKEN: "", SVC_CONFIG: "", SVC_DATA_DIR: "" },
+  });
+  let output = "";
+  proc.stdout?.on("data", (b: Buffer) => (output += b.toString()));
+  proc.stderr?.on("data", (b: Buffer) => (output += b.toString()));
+  const addrFile = join(dir, ".svc", "api.addr");
+  const addr = await waitUntil(
+    "svcd to write api.addr",
+    () => {
+      if (proc.exitCode !== null) throw new Error(`svcd exited ${proc.exitCode}: ${output}`);
+      return existsSync(addrFile) ? readFileSync(addrFile, "utf8").trim() : null;
+    },
+    20_000,
+  );
+  return {
+    url: `http://${addr}/`,
+    dir,
+    proc,
+    output: () => output,
+    stop: async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGTERM");
+      const killer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      await once(proc, "exit");
+      clearTimeout(killer);
+    },
+  };
+}
+
+async function call<T = unknown>(d: Daemon, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await fetch(new URL(path, d.url), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+}
+
+interface RunLite {
+  id: number;
+  job_name: string;
+  status: string;
+}
+
+async function runJob(d: Daemon, job: string, token?: string): Promise<number> {
+  const r = await call<{ run_id: number }>(d, "POST", `api/jobs/${job}/run`, {}, token);
+  expect(r.status).toBe(202);
+  return r.body.run_id;
+}
+
+async function waitRun(d: Daemon, id: number, statuses: string[], token?: string, timeoutMs = 20_000): Promise<RunLite> {
+  return waitUntil(
+    `run ${id} to reach ${statuses.join("/")}`,
+    async () => {
+      const r = await call<RunLite>(d, "GET", `api/runs/${id}`, undefined, token);
+      return statuses.includes(r.body.status) ? r.body : null;
+    },
+    timeoutMs,
+  );
+}
+
+function ensureDashboardBuilt(): void {
+  if (!existsSync(join(ROOT, "dist", "web", "index.html"))) {
+    execFileSync(process.execPath, [join(ROOT, "scripts", "build-web.mjs")], { cwd: ROOT, stdio: "inherit" });
+  }
+}
+
+/** A local HTTP endpoint for the webhook integration: /ok answers 200, /fail answers 500. */
+async function startReceiver(): Promise<{ server: Server; port: number; posts: string[] }> {
+  const posts: string[] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => {
+      posts.push(`${req.url} ${body}`);
+      const ok = !req.url?.startsWith("/fail");
+      res.writeHead(ok ? 200 : 500, { "content-type": "application/json" });
+      res.end(JSON.stringify(ok ? { received: true } : { error: "receiver says no" }));
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { server, port: (server.address() as AddressInfo).port, posts };
+}
+
+function projectYaml(hookPort: number): string {
+  return `defaults:
+  timezone: Europe/Berlin
+integrations:
+  hooks:
+    provider: webhook
+    webhook_url: "http://127.0.0.1:${hookPort}/ok"
+jobs:
+  extract:
+    description: Pull rows from the source
+    command: "for i in 1 2 3; do echo extract line $i; sleep 0.1; done; echo '{\\"rows\\": 42}'"
+    frequency: daily
+    time: "0230"
+    tags: [etl, nightly]
+    output:
+      rows: "json_field:rows"
+  transform:
+    description: Transform the extracted rows
+    command: "echo transformed {{ outputs.extract.rows }} rows"
+    frequency: after:extract
+    tags: [etl]
+  report:
+    description: Weekly report
+    command: "echo report"
+    frequency: weekly
+    time: "0900"
+    depends_on: [transform]
+    tags: [nightly]
+  slow:
+    description: Streams lines for a few seconds
+    command: "for i in $(seq 1 40); do echo tick $i; if [ $((i % 10)) -eq 0 ]; then echo warn $i >&2; fi; sleep 0.1; done"
+    frequency: manual
+    sla: 1s
+    timeout: 1m
+    healthcheck:
+      command: "echo healthy"
+  sleeper:
+    description: Sleeps until cancelled
+    command: "sleep 30"
+    frequency: manual
+  flaky:
+    description: Always fails
+    command: "echo about to fail; echo boom >&2; exit 3"
+    frequency: manual
+    tags: [ops]
+    notify:
+      on_failure: "webhook:http://127.0.0.1:${hookPort}/fail"
+  quick:
+    description: Fast job for paging
+    command: "echo hi"
+    frequency: manual
+    concurrency: allow
+`;
+}
+
+// ---- the suite -------------------------------------------------------------
+
+const suite = HAVE_CHROMIUM ? describe : describe.skip;
+
+suite("dashboard against a real daemon", () => {
+  let tmp: string;
+  let shots: string;
+  let daemon: Daemon;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const seeded: Record<string, number> = {};
+
+  const shot = async (p: Page, name: string) => {
+    await p.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  };
+  const open = async (hash: string) => {
+    await page.goto(`${daemon.url}${hash}`);
+  };
+
+  beforeAll(async () => {
+    ensureDashboardBuilt();
+    tmp = mkdtempSync(join(tmpdir(), "svc-web-"));
+    shots = process.env.SVC_SCREENSHOTS ? join(ROOT, "docs", "screenshots") : join(tmp, "shots");
+    mkdirSync(shots, { recursive: true });
+    receiver = await startReceiver();
+    const dir = join(tmp, "project");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "svc.yaml"), projectYaml(receiver.port));
+    writeFileSync(join(dir, "svcd.yaml"), "executor:\n  kill_grace: 500ms\n");
+    daemon = await startDaemon(dir);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light" });
+    page = await context.newPage();
+
+    // Real history: a cycle with outputs (extract -> transform), a failure with a failed alert, paging material.
+    seeded.extract = await runJob(daemon, "extract");
+    seeded.flaky = await runJob(daemon, "flaky");
+    for (let i = 0; i < 30; i++) await runJob(daemon, "quick");
+    await waitRun(daemon, seeded.extract, ["SUCCESS"]);
+    await waitRun(daemon, seeded.flaky, ["FAILED"]);
+    seeded.transform = await waitUntil("transform to run in the extract cycle", async () => {
+      const r = await call<{ runs: RunLite[] }>(daemon, "GET", "api/jobs/transform?runs=1");
+      const run = r.body.runs[0];
+      return run && run.status === "SUCCESS" ? run.id : null;
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.stop();
+    receiver?.server.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("overview lists every job with state, last run, next run and tags; tag chips filter", async () => {
+    await open("#/");
+    const row = (job: string) => page.locator(`tr[data-job="${job}"]`);
+    await expect.poll(() => page.locator("tr[data-job]").count()).toBe(7);
+    await expect.poll(() => row("flaky").innerText()).toContain("FAILED");
+    expect(await row("extract").innerText()).toContain("SUCCESS");
+    expect(await row("extract").innerText()).toContain("active");
+    expect(await row("extract").locator("time").last().getAttribute("title")).toContain("Europe/Berlin");
+    expect(await page.getByTestId("version").innerText()).toMatch(/^v\d+\.\d+\.\d+/);
+    await shot(page, "overview");
+
+    await page.getByRole("button", { name: /^etl/ }).click();
+    await page.waitForURL(/tag=etl/);
+    await expect.poll(() => page.locator("tr[data-job]").count()).toBe(2);
+    await page.getByRole("button", { name: "All" }).click();
+    await expect.poll(() => page.locator("tr[data-job]").count()).toBe(7);
+
+    await page.emulateMedia({ colorScheme: "dark" });
+    await shot(page, "overview-dark");
+    await page.emulateMedia({ colorScheme: "light" });
+  });
+
+  it("job view shows config, runs with load-more, the duration chart, SLA and healthcheck", async () => {
+    await open("#/jobs/quick");
+    await page.getByRole("heading", { name: "quick", level: 1 }).waitFor();
+    await page.locator(".chart-box canvas").first().waitFor();
+    const rows = page.locator("table:has(caption:text('Last')) tbody tr");
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.getByRole("button", { name: "Load 20 more" }).click();
+    await page.waitForURL(/runs=40/);
+    await expect.poll(() => rows.count()).toBe(30);
+    expect(await page.locator(".kv").last().innerText()).toContain("allow");
+
+    const slaRun = await runJob(daemon, "slow");
+    await waitRun(daemon, slaRun, ["SUCCESS"]);
+    await open("#/jobs/slow");
+    const first = page.locator("table:has(caption:text('Last')) tbody tr").first();
+    await expect.poll(() => first.innerText()).toContain("breached");
+    expect(await first.innerText()).toContain("healthcheck pass");
+    await page.locator(".chart-box canvas").first().waitFor();
+    await shot(page, "job");
+  });
+
+  it("run view shows the record, outputs, the cycle's other runs, and stored logs by stream", async () => {
+    await open(`#/runs/${seeded.extract}`);
+    await page.getByRole("heading", { name: `Run #${seeded.extract}` }).waitFor();
+    const record = page.locator(".kv").first();
+    await expect.poll(() => record.innerText()).toContain("SUCCESS");
+    expect(await record.innerText()).toMatch(/Exit code\s+0/);
+    expect(await record.innerText()).toMatch(/Trigger\s+manual/);
+    await page.getByRole("cell", { name: "42" }).waitFor();
+    await page.locator(".cycle-list").getByRole("link", { name: new RegExp(`#${seeded.transform} transform`) }).waitFor();
+    await page.locator(".ln-stdout", { hasText: "extract line 3" }).waitFor();
+    await shot(page, "run");
+
+    await open(`#/runs/${seeded.flaky}`);
+    await page.locator(".ln-stderr", { hasText: "boom" }).waitFor();
+    expect(await page.locator(".ln-stderr .stream").first().innerText()).toMatch(/stderr/i);
+    await page.getByRole("button", { name: "Retry" }).waitFor();
+  });
+
+  it("a run started from the UI appears and its logs stream live into the page", async () => {
+    await open("#/");
+    await page.getByRole("button", { name: "Run slow now" }).click();
+    const dialog = page.getByRole("dialog", { name: "Run slow now" });
+    await dialog.getByLabel("Reason (optional)").fill("started from the browser test");
+    await dialog.getByRole("button", { name: "Run now" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await page.getByRole("link", { name: /^Open run #\d+$/ }).click();
+    await page.waitForURL(/#\/runs\/\d+$/);
+    const runId = Number(/runs\/(\d+)/.exec(page.url())?.[1]);
+
+    // Live: early lines are on the page while the run is still going.
+    await page.locator(".ln", { hasText: /^\s*\d+\s*stdout\s*tick 3$/i }).first().waitFor({ timeout: 10_000 });
+    const whileRunning = await call<RunLite>(daemon, "GET", `api/runs/${runId}`);
+    expect(whileRunning.body.status).toBe("RUNNING");
+    expect(await page.locator(".ln", { hasText: "tick 40" }).count()).toBe(0);
+    expect(await page.getByTestId("log-conn").getAttribute("data-state")).toBe("live");
+
+    await page.locator(".ln", { hasText: "tick 40" }).waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid="log-conn"][data-state="ended"]').waitFor({ timeout: 10_000 });
+    await page.locator(".ln-stderr", { hasText: "warn 10" }).waitFor();
+    await page.locator(".ln-healthcheck", { hasText: "healthy" }).waitFor();
+    await expect.poll(() => page.locator(".view-head").innerText()).toContain("SUCCESS");
+    expect(await page.locator(".kv").first().innerText()).toContain("started from the browser test");
+
+    // Auto-scroll followed the stream to the bottom; scrolling up stops it.
+    const gap = "(() => { const b = document.querySelector('.log-box'); return b.scrollHeight - b.scrollTop - b.clientHeight; })()";
+    expect(await page.evaluate(gap)).toBeLessThan(10);
+    await page.locator(".log-box").evaluate("b => { b.scrollTop = 0; b.dispatchEvent(new Event('scroll')); }");
+    await page.getByRole("button", { name: "Jump to latest ↓" }).click();
+    await page.getByRole("button", { name: "Following ↓" }).waitFor();
+  });
+
+  it("pause and resume from the overview", async () => {
+    await open("#/");
+    await page.getByRole("button", { name: "Pause extract" }).click();
+    await page.getByRole("button", { name: "Resume extract" }).waitFor();
+    expect(await page.locator('tr[data-job="extract"]').innerText()).toContain("paused");
+    const paused = await call<{ jobs: { name: string; paused: boolean }[] }>(daemon, "GET", "api/jobs");
+    expect(paused.body.jobs.find((j) => j.name === "extract")?.paused).toBe(true);
+    await shot(page, "overview-paused");
+
+    await page.getByRole("button", { name: "Resume extract" }).click();
+    await page.getByRole("button", { name: "Pause extract" }).waitFor();
+    const resumed = await call<{ jobs: { name: string; paused: boolean }[] }>(daemon, "GET", "api/jobs");
+    expect(resumed.body.jobs.find((j) => j.name === "extract")?.paused).toBe(false);
+  });
+
+  it("cancel from the run view, and clear_lock's 409 shown while the job runs", async () => {
+    const id = await runJob(daemon, "sleeper");
+    await waitRun(daemon, id, ["RUNNING"]);
+    await open("#/db/job_state");
+    const row = page.locator("tr", { has: page.getByRole("link", { name: "sleeper", exact: true }) });
+    await expect.poll(() => row.getByRole("button", { name: "Clear lock" }).isEnabled()).toBe(true);
+    await row.getByRole("button", { name: "Clear lock" }).click();
+    await page.getByText("Refused: conflict (409)").waitFor();
+    await shot(page, "db-job_state");
+
+    await open(`#/runs/${id}`);
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    const done = await waitRun(daemon, id, ["FAILED"]);
+    expect(done.status).toBe("FAILED");
+    await page.locator(".kv").first().getByText("cancelled").waitFor();
+  });
+
+  it("graph view lays out the DAG with nodes coloured by last status; a click opens the job", async () => {
+    await open("#/graph");
+    const node = page.locator("svg.graph a.node", { hasText: "extract" });
+    await node.waitFor();
+    expect(await page.locator("svg.graph a.node").count()).toBe(7);
+    expect(await page.locator("svg.graph path.edge").count()).toBe(2);
+    expect(await node.getAttribute("class")).toContain("tone-ok");
+    expect(await page.locator("svg.graph a.node", { hasText: "flaky" }).getAttribute("class")).toContain("tone-bad");
+    await shot(page, "graph");
+    await node.click();
+    await page.waitForURL(/#\/jobs\/extract$/);
+  });
+
+  it("audit search filters, pages and exports RFC 4180 CSV", async () => {
+    await open("#/audit?status=failed");
+    const rows = page.locator("table tbody tr");
+    await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(2);
+    for (const text of await rows.allInnerTexts()) expect(text).toContain("FAILED");
+    await page.getByLabel("Job").selectOption("flaky");
+    await page.waitForURL(/job=flaky/);
+    await expect.poll(() => rows.count()).toBe(1);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export CSV" }).click()]);
+    const csv = readFileSync(await download.path(), "utf8");
+    const lines = csv.split("\r\n");
+    expect(lines[0]).toBe(
+      "id,job_name,status,trigger,triggered_by,reason,attempt,started_at,finished_at,duration_ms,exit_code,sla_breached,hc_status,cycle_id",
+    );
+    expect(lines[1]).toMatch(new RegExp(`^${seeded.flaky},flaky,FAILED,manual,`));
+    expect(lines.at(-1)).toBe("");
+
+    await open("#/audit?reason=browser");
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().innerText()).toContain("slow");
+    await shot(page, "audit");
+  });
+
+  it("database views: job_runs page sizes 25/50/100 and sorting, logs search, outputs, alerts retry", async () => {
+    await open("#/db/job_runs?job=quick");
+    const rows = page.locator("table tbody tr");
+    await expect.poll(() => rows.count()).toBe(30);
+    await page.getByLabel("Rows per page").selectOption("25");
+    await page.waitForURL(/page_size=25/);
+    await expect.poll(() => rows.count()).toBe(25);
+    expect(await page.locator(".pager-count").innerText()).toContain("1–25 of 30");
+    await page.getByRole("button", { name: "Next ›" }).click();
+    await page.waitForURL(/page=2/);
+    await expect.poll(() => rows.count()).toBe(5);
+    await page.getByLabel("Rows per page").selectOption("100");
+    await expect.poll(() => rows.count()).toBe(30);
+    await page.getByRole("button", { name: /^Run/ }).click();
+    await page.waitForURL(/sort=id&order=desc/);
+    await page.getByRole("button", { name: /^Run/ }).click();
+    await page.waitForURL(/sort=id&order=asc/);
+    await expect.poll(async () => (await rows.first().innerText()).split(/\s/)[0]).toMatch(/^#\d+$/);
+    const ids = (await rows.allInnerTexts()).map((t) => Number(/#(\d+)/.exec(t)?.[1]));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    await shot(page, "db-job_runs");
+
+    await open("#/db/run_logs?q=boom");
+    await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(1);
+    expect(await rows.first().innerText()).toContain("boom");
+    await shot(page, "db-run_logs");
+
+    await open("#/db/run_outputs");
+    await page.getByRole("cell", { name: "42" }).waitFor();
+    await shot(page, "db-run_outputs");
+
+    await open("#/db/alerts");
+    const failed = page.locator("tr", { hasText: "failed" }).filter({ has: page.getByRole("button", { name: "Retry" }) });
+    await expect.poll(() => failed.count(), { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
+    await shot(page, "db-alerts");
+    await failed.first().getByRole("button", { name: "Retry" }).click();
+    await page.getByText(/Retry of alert \d+: done/).waitFor();
+
+    await open("#/db/state");
+    await page.getByRole("link", { name: "sleeper", exact: true }).waitFor();
+  });
+
+  it("integrations: credential status and a test delivery with the remote answer", async () => {
+    await open("#/integrations");
+    const card = page.locator("li.integration", { hasText: "hooks" });
+    await card.getByText("configured").waitFor();
+    const before = receiver.posts.length;
+    await card.getByRole("button", { name: "Test" }).click();
+    await card.locator(".answer").waitFor();
+    expect(await card.locator(".answer").innerText()).toContain("delivered");
+    expect(await card.locator(".answer").innerText()).toContain("received");
+    expect(receiver.posts.length).toBeGreaterThan(before);
+    await shot(page, "integrations");
+  });
+
+  it("config: validates as you type with errors at their line, 422 on save, then a saved round-trip", async () => {
+    await open("#/config");
+    const editor = page.getByRole("textbox", { name: "svc.yaml" });
+    await editor.waitFor();
+    const original = await editor.inputValue();
+    expect(original).toContain("Pull rows from the source");
+    await page.getByText("Effective svc.yaml").waitFor();
+
+    const broken = original.replace('time: "0230"', 'time: "2730"');
+    await editor.fill(broken);
+    const badLine = broken.split("\n").findIndex((l) => l.includes('"2730"')) + 1;
+    await page.locator(".gl-error", { hasText: String(badLine) }).waitFor();
+    await page.locator("#editor-issues li.issue-error").first().waitFor();
+    await shot(page, "config-errors");
+    await page.getByRole("button", { name: "Save and reload" }).click();
+    await page.getByText("Not saved: the config is invalid (422)").waitFor();
+    expect(readFileSync(join(daemon.dir, "svc.yaml"), "utf8")).toBe(original);
+
+    await editor.fill(original.replace("Pull rows from the source", "Pull rows (edited in the browser)"));
+    await page.getByTestId("validation").getByText("valid").waitFor();
+    await page.getByRole("button", { name: "Save and reload" }).click();
+    await page.getByText("svc.yaml saved and reloaded").waitFor();
+    expect(readFileSync(join(daemon.dir, "svc.yaml"), "utf8")).toContain("Pull rows (edited in the browser)");
+    expect(existsSync(join(daemon.dir, "svc.yaml.bak"))).toBe(true);
+    const jobs = await call<{ jobs: { name: string; description: string }[] }>(daemon, "GET", "api/jobs");
+    expect(jobs.body.jobs.find((j) => j.name === "extract")?.description).toBe("Pull rows (edited in the browser)");
+    await page.reload();
+    await expect.poll(() => page.getByRole("textbox", { name: "svc.yaml" }).inputValue()).toContain("edited in the browser");
+    await shot(page, "config");
+  });
+
+  it("daemon view: info, status, reload; stop asks first and Escape cancels", async () => {
+    await open("#/daemon");
+    await page.getByText(String(daemon.proc.pid), { exact: true }).waitFor();
+    await page.getByRole("button", { name: "Reload config" }).click();
+    await page.getByText("Configuration reloaded").waitFor();
+    await shot(page, "daemon");
+    await page.getByRole("button", { name: "Stop daemon…" }).click();
+    await page.getByRole("dialog", { name: "Stop the daemon?" }).waitFor();
+    await page.keyboard.press("Escape");
+    await page.getByRole("dialog").waitFor({ state: "hidden" });
+    expect(daemon.proc.exitCode).toBeNull();
+
+    await page.getByRole("button", { name: "Stop daemon…" }).click();
+    await page.getByRole("dialog", { name: "Stop the daemon?" }).getByRole("button", { name: "Stop daemon" }).click();
+    await page.getByText("Stop requested").waitFor();
+    await waitUntil("svcd to exit", () => daemon.proc.exitCode !== null || daemon.proc.signalCode !== null, 20_000);
+  });
+});
+
+suite("dashboard under bearer auth", () => {
+  let tmp: string;
+  let daemon: Daemon;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    ensureDashboardBuilt();
+    tmp = mkdtempSync(join(tmpdir(), "svc-web-auth-"));
+    const dir = join(tmp, "project");
+    mkdirSync(dir);
+    writeFileSync(join(tmp, "tokens"), `# dashboard test\n${TOKEN}\n`);
+    writeFileSync(
+      join(dir, "svc.yaml"),
+      `jobs:\n  hello:\n    description: Says hello\n    command: "for i in 1 2 3 4 5; do echo hello $i; sleep 0.2; done"\n    frequency: manual\n`,
+    );
+    writeFileSync(join(dir, "svcd.yaml"), `auth:\n  type: bearer\n  bearer:\n    token_file: ${join(tmp, "tokens")}\n`);
+    daemon = await startDaemon(dir);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.stop();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("serves the page without a token, prompts on 401, rejects a wrong token, signs in and streams logs over the bearer subprotocol", async () => {
+    expect((await call(daemon, "GET", "api/jobs")).status).toBe(401);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${daemon.url}#/`);
+    const dialog = page.getByRole("dialog", { name: "Sign in to svc" });
+    await dialog.waitFor();
+    await dialog.getByLabel("Access token").fill("not-the-token");
+    await dialog.getByRole("button", { name: "Sign in" }).click();
+    await dialog.getByText("The daemon refused the token").waitFor();
+    if (process.env.SVC_SCREENSHOTS) await page.screenshot({ path: join(ROOT, "docs", "screenshots", "token-prompt.png") });
+    await dialog.getByLabel("Access token").fill(TOKEN);
+    await dialog.getByRole("button", { name: "Sign in" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await page.locator('tr[data-job="hello"]').waitFor();
+    await page.getByTestId("version").waitFor();
+    expect(await page.evaluate("sessionStorage.getItem('svc.token')")).toBe(TOKEN);
+
+    await page.getByRole("button", { name: "Run hello now" }).click();
+    await page.getByRole("dialog", { name: "Run hello now" }).getByRole("button", { name: "Run now" }).click();
+    await page.getByRole("link", { name: /^Open run #\d+$/ }).click();
+    await page.locator(".ln", { hasText: "hello 1" }).waitFor({ timeout: 10_000 });
+    await page.locator(".ln", { hasText: "hello 5" }).waitFor({ timeout: 10_000 });
+    // "ended" comes only from the WebSocket's end frame: the bearer subprotocol was accepted.
+    await page.locator('[data-testid="log-conn"][data-state="ended"]').waitFor({ timeout: 10_000 });
+
+    // The token survives a reload of the tab (sessionStorage); no second prompt.
+    await page.reload();
+    await page.locator('tr[data-job="hello"]').waitFor();
+    expect(await dialog.isVisible()).toBe(false);
+    await context.close();
+  }, 60_000);
+});
