@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { DateTime, IANAZone } from "luxon";
 import { describe, expect, it } from "vitest";
 import { ZoneInfo } from "./zone.js";
@@ -12,6 +13,25 @@ function rng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Offset changes (epoch s, new offset s) from a TZif file's 64-bit section (RFC 8536). */
+function tzifChanges(file: string): Array<[number, number]> {
+  const buf = readFileSync(file);
+  const counts = (o: number) => [20, 24, 28, 32, 36, 40].map((k) => buf.readUInt32BE(o + k)) as [number, number, number, number, number, number];
+  const [isut1, isstd1, leap1, time1, type1, char1] = counts(0);
+  let o = 44 + time1 * 5 + type1 * 6 + char1 + leap1 * 8 + isstd1 + isut1;
+  const [, , , timecnt, typecnt] = counts(o);
+  o += 44;
+  const types = Array.from({ length: typecnt }, (_, i) => buf.readInt32BE(o + timecnt * 9 + i * 6));
+  const out: Array<[number, number]> = [];
+  let prev = types[0];
+  for (let i = 0; i < timecnt; i++) {
+    const offset = types[buf[o + timecnt * 8 + i]!]!;
+    if (offset !== prev) out.push([Number(buf.readBigInt64BE(o + i * 8)), offset]);
+    prev = offset;
+  }
+  return out;
 }
 
 const rawOffsetMs = (zone: string, t: number) => Math.round(IANAZone.create(zone).offset(t) * 60_000);
@@ -51,10 +71,26 @@ describe("ZoneInfo: the memo agrees with luxon", () => {
     expect(mismatches).toEqual([]);
   });
 
+  it.skipIf(!existsSync("/usr/share/zoneinfo/America/New_York"))(
+    "the memo's invariant holds in the machine's tz data: offset changes are more than a day apart since 1900",
+    () => {
+      const closest: Array<[number, string]> = [];
+      for (const name of Intl.supportedValuesOf("timeZone")) {
+        const file = `/usr/share/zoneinfo/${name}`;
+        if (!existsSync(file)) continue;
+        const changes = tzifChanges(file).filter(([t]) => t >= Date.UTC(1900, 0, 1) / 1000);
+        for (let i = 1; i < changes.length; i++) closest.push([(changes[i]![0] - changes[i - 1]![0]) / 3600, name]);
+      }
+      closest.sort((a, b) => a[0] - b[0]);
+      expect(closest.length).toBeGreaterThan(1000);
+      expect(closest[0]![0], closest[0]![1]).toBeGreaterThan(48);
+    },
+  );
+
   it("segments are contiguous, ordered and merged", () => {
     const segs = new ZoneInfo("America/New_York").segments(Date.UTC(2027, 0, 1), Date.UTC(2028, 0, 1));
     expect(segs.map((s) => [new Date(s.start).toISOString(), s.offsetMs / 3_600_000])).toEqual([
-      ["2027-01-01T00:00:00.000Z", -5], // blocks start on 6-hour UTC boundaries
+      ["2027-01-01T00:00:00.000Z", -5], // blocks start on UTC midnights
       ["2027-03-14T07:00:00.000Z", -4],
       ["2027-11-07T06:00:00.000Z", -5],
     ]);
