@@ -1,0 +1,40 @@
+import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
+import type { Engine } from "../engine/engine.js";
+import type { EventBus } from "../engine/events.js";
+import type { Notifier } from "../notify/notifier.js";
+import type { Logger } from "../shared/logger.js";
+import type { Store } from "../store/api.js";
+
+export type ReloadResult = { ok: true; jobs: number } | { ok: false; errors: ConfigIssue[] };
+
+/** Everything the API needs from the daemon; one object, passed once (STYLE). */
+export interface ApiDeps {
+  engine: Engine;
+  store: Store;
+  bus: EventBus;
+  notifier: Notifier;
+  log: Logger;
+  /** Package version, for /api/status and /api/daemon/info. */
+  version: string;
+  /** Epoch ms when the daemon started. */
+  startedAt: number;
+  pid: number;
+  /** The current project config (changes on reload). */
+  project(): ProjectConfig;
+  /** The current daemon config. */
+  daemonConfig(): DaemonConfig;
+  paths: {
+    /** svc.yaml. */
+    config: string;
+    /** svcd.yaml, or null when there is none. */
+    daemonConfig: string | null;
+    database: string;
+    dataDir: string;
+    /** The dashboard build (dist/web). */
+    webRoot: string;
+  };
+  /** Re-reads both files, cycle-checks, swaps (SPEC rule 10). */
+  reload(): Promise<ReloadResult>;
+  /** Begins shutdown; the API calls it after the response is sent. */
+  stop(opts: { force: boolean }): void;
+}

@@ -1,0 +1,43 @@
+import type { FastifyInstance } from "fastify";
+import { dashboardRoutes } from "../dashboard.js";
+import type { ApiDeps } from "../deps.js";
+import { logStreamRoute, type LogStreamOptions } from "../logStream.js";
+import { openApiDocument, type RouteDoc } from "../openapi.js";
+import { configRoutes } from "./config.js";
+import { daemonRoutes } from "./daemon.js";
+import { dbRoutes } from "./db.js";
+import { integrationRoutes } from "./integrations.js";
+import { jobRoutes } from "./jobs.js";
+import { observabilityRoutes } from "./observability.js";
+import { runRoutes } from "./runs.js";
+
+export interface RoutesOptions {
+  deps: ApiDeps;
+  docs: RouteDoc[];
+  logStream: LogStreamOptions;
+}
+
+/**
+ * Every route of the daemon, registered in one place: the API, the
+ * WebSocket log stream and the dashboard. It is one plugin so that the
+ * whole set can be mounted under `api.base_path` with Fastify's `prefix`.
+ */
+export async function allRoutes(app: FastifyInstance, opts: RoutesOptions): Promise<void> {
+  const { deps } = opts;
+  daemonRoutes(app, deps);
+  jobRoutes(app, deps);
+  runRoutes(app, deps);
+  observabilityRoutes(app, deps);
+  configRoutes(app, deps);
+  dbRoutes(app, deps);
+  integrationRoutes(app, deps);
+  logStreamRoute(app, deps, opts.logStream);
+  await dashboardRoutes(app, deps);
+
+  let document: object | null = null;
+  app.get(
+    "/api/openapi.json",
+    { schema: { summary: "This OpenAPI 3.1 document, built from the route schemas", tags: ["status"], response: { 200: { type: "object" } } } },
+    async () => (document ??= openApiDocument(opts.docs, deps.version)),
+  );
+}
