@@ -1,10 +1,10 @@
 import { useApi } from "./useApi.js";
 
 /**
- * The job's time zone for the next-run tooltip. `/api/jobs` does not carry
- * it (CONTRACT §4), so it is read from the effective config
- * (`GET /api/config`), whose job entries have defaults applied; a
- * `timezone` on the job summary wins when the API adds one.
+ * The job's time zone for the next-run tooltip. `/api/jobs` items carry
+ * `timezone` (an addition to CONTRACT §4); without it the zone is read from
+ * the effective config (`GET /api/config`), whose job entries have
+ * defaults applied.
  */
 export type ZoneMap = (job: string) => string | null;
 
@@ -31,7 +31,8 @@ export function zonesFromConfig(body: unknown): ZoneMap {
   };
 }
 
-export function useJobZones(): ZoneMap {
-  const { data } = useApi<unknown>("api/config", 60_000);
+/** `needed`: some job summary lacks `timezone` (an older API); only then is the config fetched. */
+export function useJobZones(needed: boolean): ZoneMap {
+  const { data } = useApi<unknown>(needed ? "api/config" : null, 60_000);
   return data === undefined ? () => null : zonesFromConfig(data);
 }

@@ -7,28 +7,23 @@ import { Empty, Loading } from "../components/States.js";
 import { Time } from "../components/Time.js";
 
 /**
- * The other runs of a trigger chain. CONTRACT §4 has no cycle filter on run
- * lists, so this asks `/api/db/job_runs?cycle_id=` (kept only if the rows
- * really carry that cycle: an API that ignores the filter cannot mislead)
- * and adds every run named by the cycle's captured outputs
- * (`/api/db/run_outputs?cycle_id=`, which the contract has).
+ * The other runs of a trigger chain: `GET /api/db/job_runs?cycle_id=` (an
+ * addition to CONTRACT §4 made for this view). Rows are kept only if they
+ * really carry the cycle, so an API that ignored the filter cannot mislead.
+ * An API that rejects the filter (400) gets the runs named by the cycle's
+ * captured outputs instead (`/api/db/run_outputs?cycle_id=`, in the contract).
  */
 async function loadCycle(cycleId: string): Promise<RunRecord[]> {
-  const found = new Map<number, RunRecord>();
-  const runs = api
-    .get<TableResponse<RunRecord>>("api/db/job_runs", { cycle_id: cycleId, page_size: 100 })
-    .then((r) => r.rows.filter((x) => x.cycle_id === cycleId).forEach((x) => found.set(x.id, x)))
-    .catch((e: unknown) => {
-      if (!(e instanceof ApiError) || e.status !== 400) throw e;
-    });
-  const outputs = api
-    .get<TableResponse<OutputRow>>("api/db/run_outputs", { cycle_id: cycleId, limit: 100 })
-    .then((r) => [...new Set(r.rows.map((o) => o.run_id))]);
-  const [, ids] = await Promise.all([runs, outputs]);
-  const missing = ids.filter((id) => !found.has(id));
-  const more = await Promise.all(missing.map((id) => api.get<RunRecord>(`api/runs/${seg(id)}`).catch(() => null)));
-  for (const r of more) if (r) found.set(r.id, r);
-  return [...found.values()].sort((a, b) => a.id - b.id);
+  try {
+    const page = await api.get<TableResponse<RunRecord>>("api/db/job_runs", { cycle_id: cycleId, page_size: 100, sort: "id", order: "asc" });
+    return page.rows.filter((r) => r.cycle_id === cycleId);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 400) throw e;
+  }
+  const outputs = await api.get<TableResponse<OutputRow>>("api/db/run_outputs", { cycle_id: cycleId, limit: 100 });
+  const ids = [...new Set(outputs.rows.map((o) => o.run_id))];
+  const runs = await Promise.all(ids.map((id) => api.get<RunRecord>(`api/runs/${seg(id)}`).catch(() => null)));
+  return runs.filter((r): r is RunRecord => r !== null).sort((a, b) => a.id - b.id);
 }
 
 export function CycleRuns({ run }: { run: RunRecord }) {

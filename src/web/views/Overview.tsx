@@ -172,7 +172,7 @@ function Summary({ jobs }: { jobs: JobSummary[] }) {
 export function Overview({ route }: { route: Route }) {
   const tag = route.query.get("tag");
   const jobs = useApi<{ jobs: JobSummary[] }>(`api/jobs${qs({ tag })}`, POLL_MS);
-  const zones = useJobZones();
+  const zones = useJobZones(jobs.data?.jobs.some((j) => !j.timezone) ?? false);
   const [filter, setFilter] = useState("");
   const [runJob, setRunJob] = useState<string | null>(null);
   const [busy, setBusy] = useState<Set<string>>(new Set());
