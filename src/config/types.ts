@@ -7,6 +7,15 @@
  * Durations are parsed to milliseconds here; nothing downstream parses
  * duration strings again.
  */
+import type { DepGraph } from "../graph/depGraph.js";
+
+/**
+ * What loading a config file gives: the frozen config and its warnings, or
+ * every error found (never just the first) and the warnings.
+ */
+export type LoadResult<T> =
+  | { ok: true; value: T; warnings: ConfigIssue[] }
+  | { ok: false; errors: ConfigIssue[]; warnings: ConfigIssue[] };
 
 /** One problem found in a config file. `path` is a JSON pointer (`/jobs/extract/time`). */
 export interface ConfigIssue {
@@ -134,6 +143,10 @@ export interface ProjectConfig {
   dotenv: Record<string, string>;
   /** Warnings for `svc validate --strict` (missing descriptions, ...). */
   warnings: ConfigIssue[];
+  /** The dependency DAG (acyclic: a cycle is a load error). */
+  graph: DepGraph;
+  /** The zone of jobs without their own: `defaults.timezone`, else the system zone. */
+  defaultTimezone: string;
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error";

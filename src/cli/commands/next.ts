@@ -1,0 +1,62 @@
+/**
+ * `svc next <job> [--count N] [--from ISO] [--json]` (CONTRACT §1): the
+ * job's next scheduled instants, computed offline by the daemon's own
+ * schedule code, each in UTC and in the job's zone, with DST notes.
+ */
+import type { Command } from "commander";
+import { nextRuns } from "../../schedule/nextRun.js";
+import { globalsOf, type CliContext } from "../context.js";
+import { requireProject } from "../configFiles.js";
+import { CliError, printJson, printLine, UsageError } from "../output.js";
+
+const MAX_COUNT = 1000;
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("next")
+    .description("preview a job's next scheduled runs (UTC and local time, DST notes)")
+    .argument("<job>", "job name")
+    .option("--count <n>", `how many runs (1-${MAX_COUNT})`, "5")
+    .option("--from <instant>", "start after this ISO-8601 instant (default: now)")
+    .option("--json", 'print {"job", "timezone", "runs": [{"utc", "local", "note"}]}')
+    .action((name: string, opts: { count: string; from?: string; json?: boolean }, cmd: Command) => {
+      const count = parseCount(opts.count);
+      const from = opts.from === undefined ? Date.now() : parseInstant(opts.from);
+      const project = requireProject(ctx, globalsOf(cmd));
+      const job = project.jobs.get(name);
+      if (!job) throw new CliError(`unknown job "${name}" (svc dag lists the jobs)`);
+
+      const runs = nextRuns(job.schedule, from, count);
+      if (opts.json) {
+        printJson(ctx.output, {
+          job: job.name,
+          timezone: job.schedule.timezone,
+          runs: runs.map((r) => ({ utc: r.utc, local: r.local, note: r.note })),
+        });
+        return;
+      }
+      if (runs.length === 0) {
+        const why = job.schedule.frequency === "after" ? "it runs after its upstream jobs succeed" : "frequency manual";
+        printLine(ctx.output, `${job.name} has no schedule (${why})`);
+        return;
+      }
+      for (const r of runs) printLine(ctx.output, `${r.utc}  ${r.local}${r.note === null ? "" : `  (${r.note})`}`);
+    });
+}
+
+function parseCount(text: string): number {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || n > MAX_COUNT) {
+    throw new UsageError(`--count must be an integer from 1 to ${MAX_COUNT}, got "${text}"`, "see 'svc next --help'");
+  }
+  return n;
+}
+
+function parseInstant(text: string): number {
+  // A date alone is UTC midnight; a date-time needs Z or an offset to be an instant.
+  const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) {
+    throw new UsageError(`--from must be an ISO-8601 instant like 2027-03-14T06:00:00Z, got "${text}"`, "see 'svc next --help'");
+  }
+  return ms;
+}

@@ -1,0 +1,61 @@
+/**
+ * How `svc` talks to people (CONTRACT §1): data on stdout, errors on stderr
+ * as one line each, `--json` as one JSON document, exit codes 0 success,
+ * 1 failure, 2 usage error. Commands throw CliError; main() prints it.
+ */
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/**
+ * An error meant for the user: printed as `svc: <message>`, never with a
+ * stack trace. An empty message means it was already reported.
+ */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT_FAILURE,
+  ) {
+    super(message);
+  }
+}
+
+/** A usage error (bad flag value, unknown job name syntax...): exit 2 with a hint. */
+export class UsageError extends CliError {
+  constructor(message: string, hint = "see 'svc --help'") {
+    super(`${message} (${hint})`, EXIT_USAGE);
+  }
+}
+
+/** Where output goes; tests pass buffers, main() passes the process streams. */
+export interface Output {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const processOutput: Output = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+};
+
+export function printLine(o: Output, line = ""): void {
+  o.out(line + "\n");
+}
+
+export function printError(o: Output, line: string): void {
+  o.err(oneLine(line) + "\n");
+}
+
+export function printJson(o: Output, value: unknown): void {
+  o.out(JSON.stringify(value, null, 2) + "\n");
+}
+
+/** Messages from libraries can span lines; errors are one line each. */
+export function oneLine(text: string): string {
+  return text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
+    .join(" ");
+}

@@ -1,0 +1,311 @@
+/**
+ * One job: its fields merged over `defaults` and the schema's defaults, the
+ * semantic rules the schema cannot express, and the frozen JobConfig.
+ *
+ * Every reader here is defensive: a value of the wrong type was already
+ * reported by the schema, so it is treated as absent and checking goes on
+ * (all errors are collected in one pass).
+ */
+import { resolveChannel } from "../notify/channels.js";
+import type {
+  FrequencyKind,
+  HealthcheckConfig,
+  IntegrationConfig,
+  JobConfig,
+  NotifyEntry,
+  NotifyEvent,
+  OutputMode,
+  RetryDelay,
+  ScheduleSpec,
+  TimeOfDay,
+  Weekday,
+} from "./types.js";
+import { formatDuration, parseDuration } from "./duration.js";
+import type { IssueList, PathSeg } from "./issues.js";
+import { schemaDefault } from "./schema/jsonSchema.js";
+import { FREQUENCIES, svcSchema, TIMED_FREQUENCIES } from "./schema/svcSchema.js";
+import { asDict, isDict, isInt, isKnownZone, isString, isStringList, type Dict } from "./values.js";
+
+export interface JobContext {
+  defaults: Dict;
+  /** defaults.timezone when valid, else the system zone. */
+  defaultTz: string;
+  integrations: ReadonlyMap<string, IntegrationConfig>;
+  /** Integrations declared but invalid (already reported): channels naming them are not checked. */
+  brokenIntegrations: ReadonlySet<string>;
+  issues: IssueList;
+}
+
+const NOTIFY_EVENTS: readonly NotifyEvent[] = ["on_success", "on_failure", "on_sla_breach", "on_retry"];
+const WEEKDAYS: readonly string[] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+const TIME = /^(?:[01][0-9]|2[0-3])[0-5][0-9]$/;
+const FREQUENCY = new RegExp(`^(?:${FREQUENCIES.join("|")})$`);
+
+/** Schema defaults of job fields, read once. */
+const jobDefault = (field: string): unknown => schemaDefault(svcSchema, ["defaults", field]);
+const DEFAULT_ON_FAILURE = jobDefault("on_failure") as JobConfig["onFailure"];
+const DEFAULT_CONCURRENCY = jobDefault("concurrency") as JobConfig["concurrency"];
+const DEFAULT_RETRIES = jobDefault("retries") as number;
+const DEFAULT_RETRY_DELAY = jobDefault("retry_delay") as string;
+const DEFAULT_CATCHUP = jobDefault("catchup") as boolean;
+const DEFAULT_WEEKDAY = jobDefault("weekday") as Weekday;
+const DEFAULT_DAY_OF_MONTH = jobDefault("day_of_month") as number;
+const DEFAULT_HC_TIMEOUT_MS = parseDuration(
+  schemaDefault(svcSchema, ["defaults", "healthcheck", "timeout"]) as string,
+)!;
+const DEFAULT_HC_ON_FAIL = schemaDefault(svcSchema, ["defaults", "healthcheck", "on_fail"]) as HealthcheckConfig["onFail"];
+
+export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
+  const { defaults, issues } = ctx;
+  const at = (...rest: PathSeg[]): PathSeg[] => ["jobs", name, ...rest];
+  /** The job's own value, else the one from `defaults`; `path` is where it is written. */
+  const pick = (field: string): { value: unknown; path: PathSeg[]; own: boolean } | null => {
+    if (raw[field] !== undefined && raw[field] !== null) return { value: raw[field], path: at(field), own: true };
+    if (defaults[field] !== undefined && defaults[field] !== null) {
+      return { value: defaults[field], path: ["defaults", field], own: false };
+    }
+    return null;
+  };
+
+  const dependsOn = isStringList(raw.depends_on) ? [...new Set(raw.depends_on)] : [];
+
+  // Frequency: own value; else after-semantics with depends_on; else defaults; else manual.
+  let kind: FrequencyKind = "manual";
+  let after: string | null = null;
+  let freqOwn = false;
+  if (isString(raw.frequency)) {
+    freqOwn = true;
+    if (raw.frequency.startsWith("after:")) {
+      kind = "after";
+      after = raw.frequency.slice("after:".length);
+    } else if (FREQUENCY.test(raw.frequency)) {
+      kind = raw.frequency as FrequencyKind;
+    }
+  } else if (dependsOn.length > 0) {
+    kind = "after";
+  } else if (isString(defaults.frequency) && FREQUENCY.test(defaults.frequency)) {
+    kind = defaults.frequency as FrequencyKind;
+  }
+  const timed = (TIMED_FREQUENCIES as readonly string[]).includes(kind);
+  const freqWord = `frequency ${kind === "after" ? "after:" + (after ?? "...") : kind}${freqOwn ? "" : " (from defaults)"}`;
+
+  // time / weekday / day_of_month: required or forbidden by frequency. Values
+  // inherited from `defaults` are simply unused where they do not apply.
+  let time: TimeOfDay | null = null;
+  if (raw.time !== undefined && raw.time !== null && !timed) {
+    issues.error(at("time"), `time is only used by ${TIMED_FREQUENCIES.join(", ")} (this job has ${freqWord})`);
+  }
+  if (timed) {
+    const t = pick("time");
+    if (t === null) {
+      issues.error(at("time"), `time is required for ${freqWord}: add time: "HHMM", e.g. time: "0230"`);
+    } else if (isString(t.value) && TIME.test(t.value)) {
+      time = { hour: Number(t.value.slice(0, 2)), minute: Number(t.value.slice(2)) };
+    }
+  }
+  let weekday: Weekday | null = null;
+  if (raw.weekday !== undefined && raw.weekday !== null && kind !== "weekly") {
+    issues.error(at("weekday"), `weekday is only used by frequency weekly (this job has ${freqWord})`);
+  }
+  if (kind === "weekly") {
+    const w = pick("weekday");
+    weekday = w && isString(w.value) && WEEKDAYS.includes(w.value) ? (w.value as Weekday) : DEFAULT_WEEKDAY;
+  }
+  let dayOfMonth: number | null = null;
+  if (raw.day_of_month !== undefined && raw.day_of_month !== null && kind !== "monthly") {
+    issues.error(at("day_of_month"), `day_of_month is only used by frequency monthly (this job has ${freqWord})`);
+  }
+  if (kind === "monthly") {
+    const d = pick("day_of_month");
+    dayOfMonth = d && isInt(d.value, 1, 31) ? d.value : DEFAULT_DAY_OF_MONTH;
+  }
+
+  let timezone = ctx.defaultTz;
+  if (isString(raw.timezone) && raw.timezone !== "") {
+    if (isKnownZone(raw.timezone)) timezone = raw.timezone;
+    else issues.error(at("timezone"), unknownZoneMessage(raw.timezone));
+  }
+  const schedule: ScheduleSpec = { frequency: kind, time, weekday, dayOfMonth, timezone };
+
+  const timeoutMs = positiveDuration(pick("timeout"), "timeout", issues);
+  const slaMs = positiveDuration(pick("sla"), "sla", issues);
+  if (timeoutMs !== null && slaMs !== null && slaMs >= timeoutMs) {
+    const where = raw.sla !== undefined ? at("sla") : raw.timeout !== undefined ? at("timeout") : at("sla");
+    issues.error(
+      where,
+      `sla (${formatDuration(slaMs)}) must be less than timeout (${formatDuration(timeoutMs)}): ` +
+        `the job would be stopped before its SLA could be breached`,
+    );
+  }
+
+  const tagsPick = pick("tags");
+  const tags = tagsPick && isStringList(tagsPick.value) ? tagsPick.value.filter((t) => /^[a-z0-9][a-z0-9-]{0,31}$/.test(t)) : [];
+
+  const onFailure = enumValue(pick("on_failure"), ["alert", "skip", "stop", "ignore"], DEFAULT_ON_FAILURE);
+  const concurrency = enumValue(pick("concurrency"), ["allow", "forbid", "replace"], DEFAULT_CONCURRENCY);
+  const retriesPick = pick("retries");
+  const retries = retriesPick && isInt(retriesPick.value, 0, 100) ? retriesPick.value : DEFAULT_RETRIES;
+  const retryDelay = parseRetryDelay(pick("retry_delay"));
+  const catchupPick = pick("catchup");
+  const catchup = catchupPick && typeof catchupPick.value === "boolean" ? catchupPick.value : DEFAULT_CATCHUP;
+
+  const command = isString(raw.command) || isStringList(raw.command) ? raw.command : "";
+  const description = isString(raw.description) ? raw.description : null;
+  if (description === null || description.trim() === "") {
+    issues.warn(at(), `job "${name}" has no description`);
+  }
+
+  // env and notify merge key by key over defaults; every other field is replaced whole.
+  const env: Record<string, string> = {};
+  for (const source of [asDict(defaults.env), asDict(raw.env)]) {
+    for (const [k, v] of Object.entries(source)) if (isString(v)) env[k] = v;
+  }
+
+  return {
+    name,
+    command: Array.isArray(command) ? [...command] : command,
+    description,
+    schedule,
+    after,
+    dependsOn,
+    upstreams: [...new Set([...dependsOn, ...(after === null ? [] : [after])])],
+    dependencyTriggered: kind === "after",
+    timeoutMs,
+    slaMs,
+    tags,
+    onFailure,
+    retries,
+    retryDelay,
+    concurrency,
+    catchup,
+    env,
+    healthcheck: parseHealthcheck(pick("healthcheck")),
+    output: parseOutputs(pick("output"), issues),
+    notify: parseNotify(raw, defaults, name, ctx),
+  };
+}
+
+export function unknownZoneMessage(zone: string): string {
+  return `unknown timezone "${zone}": use an IANA name such as Europe/Berlin, America/New_York or UTC`;
+}
+
+function positiveDuration(
+  p: { value: unknown; path: PathSeg[] } | null,
+  field: string,
+  issues: IssueList,
+): number | null {
+  if (p === null || !isString(p.value)) return null;
+  const ms = parseDuration(p.value);
+  if (ms === null) return null; // the schema reported the syntax
+  if (ms === 0) {
+    issues.error(p.path, `${field} must be greater than 0`);
+    return null;
+  }
+  return ms;
+}
+
+function enumValue<T extends string>(p: { value: unknown } | null, allowed: readonly T[], dflt: T): T {
+  return p && isString(p.value) && (allowed as readonly string[]).includes(p.value) ? (p.value as T) : dflt;
+}
+
+function parseRetryDelay(p: { value: unknown } | null): RetryDelay {
+  const text = p && isString(p.value) ? p.value : DEFAULT_RETRY_DELAY;
+  if (text.startsWith("fixed:")) {
+    const ms = parseDuration(text.slice("fixed:".length));
+    if (ms !== null) return { kind: "fixed", ms };
+  }
+  return { kind: "exponential" };
+}
+
+function parseHealthcheck(p: { value: unknown } | null): HealthcheckConfig | null {
+  if (p === null || !isDict(p.value)) return null;
+  const hc = p.value;
+  if (!isString(hc.command)) return null;
+  const timeoutMs = isString(hc.timeout) ? (parseDuration(hc.timeout) ?? DEFAULT_HC_TIMEOUT_MS) : DEFAULT_HC_TIMEOUT_MS;
+  const onFail = hc.on_fail === "warn_only" || hc.on_fail === "mark_failed" ? hc.on_fail : DEFAULT_HC_ON_FAIL;
+  return { command: hc.command as string, timeoutMs, onFail };
+}
+
+function parseOutputs(p: { value: unknown; path: PathSeg[] } | null, issues: IssueList): Record<string, OutputMode> {
+  const out: Record<string, OutputMode> = {};
+  if (p === null || !isDict(p.value)) return out;
+  for (const [name, mode] of Object.entries(p.value)) {
+    if (!isString(mode)) continue;
+    const parsed = parseOutputMode(mode);
+    if (parsed === null) continue; // schema reported it
+    if (parsed.kind === "regex") {
+      try {
+        new RegExp(parsed.pattern);
+      } catch (e) {
+        issues.error([...p.path, name], `invalid regular expression: ${(e as Error).message}`);
+        continue;
+      }
+    }
+    out[name] = parsed;
+  }
+  return out;
+}
+
+export function parseOutputMode(mode: string): OutputMode | null {
+  if (mode === "last_line" || mode === "first_line" || mode === "exit_code") return { kind: mode };
+  if (mode.startsWith("json_field:") && mode.length > "json_field:".length) {
+    return { kind: "json_field", key: mode.slice("json_field:".length) };
+  }
+  if (mode.startsWith("regex:") && mode.length > "regex:".length) return { kind: "regex", pattern: mode.slice("regex:".length) };
+  return null;
+}
+
+function parseNotify(raw: Dict, defaults: Dict, job: string, ctx: JobContext): Partial<Record<NotifyEvent, NotifyEntry[]>> {
+  const own = asDict(raw.notify);
+  const inherited = asDict(defaults.notify);
+  const out: Partial<Record<NotifyEvent, NotifyEntry[]>> = {};
+  for (const event of NOTIFY_EVENTS) {
+    const fromJob = own[event] !== undefined && own[event] !== null;
+    const value = fromJob ? own[event] : inherited[event];
+    if (value === undefined || value === null) continue;
+    const base: PathSeg[] = fromJob ? ["jobs", job, "notify", event] : ["defaults", "notify", event];
+    const list: [unknown, PathSeg[]][] = Array.isArray(value) ? value.map((v, i) => [v, [...base, i]]) : [[value, base]];
+    const entries: NotifyEntry[] = [];
+    for (const [entry, path] of list) {
+      const parsed = parseNotifyEntry(entry, event, path, ctx);
+      if (parsed) entries.push(parsed);
+    }
+    if (entries.length > 0) out[event] = entries;
+  }
+  return out;
+}
+
+function parseNotifyEntry(entry: unknown, event: NotifyEvent, path: PathSeg[], ctx: JobContext): NotifyEntry | null {
+  let channel: string;
+  let message: string | null = null;
+  let attachLogs: NotifyEntry["attachLogs"] = null;
+  let onlyAfterFailure = false;
+  let channelPath = path;
+  if (isString(entry)) {
+    channel = entry;
+  } else if (isDict(entry) && isString(entry.channel)) {
+    channel = entry.channel;
+    channelPath = [...path, "channel"];
+    if (isString(entry.message)) message = entry.message;
+    if (isString(entry.attach_logs)) {
+      const m = /^last_([0-9]+)_lines$/.exec(entry.attach_logs);
+      if (entry.attach_logs === "all") attachLogs = "all";
+      else if (m && Number(m[1]) >= 1 && Number(m[1]) <= 10_000) attachLogs = { lastLines: Number(m[1]) };
+      else if (m) ctx.issues.error([...path, "attach_logs"], "last_<N>_lines needs N from 1 to 10000");
+    }
+    if (entry.only_after_failure === true) {
+      onlyAfterFailure = true;
+      if (event !== "on_success") ctx.issues.warn([...path, "only_after_failure"], "only_after_failure only applies to on_success");
+    }
+  } else {
+    return null; // schema reported it
+  }
+  const name = channel.includes(":") ? channel.slice(0, channel.indexOf(":")).trim() : channel.trim();
+  if (ctx.brokenIntegrations.has(name)) return null;
+  const resolved = resolveChannel(channel, ctx.integrations);
+  if ("error" in resolved) {
+    ctx.issues.error(channelPath, resolved.error);
+    return null;
+  }
+  return { channel, message, attachLogs, onlyAfterFailure };
+}

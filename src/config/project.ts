@@ -1,0 +1,185 @@
+/**
+ * svc.yaml -> ProjectConfig, in two stages (raw YAML checked by the JSON
+ * Schema, then semantic rules), collecting every error with its position.
+ */
+import { basename, dirname, resolve } from "node:path";
+import { DepGraph } from "../graph/depGraph.js";
+import { systemZone } from "../schedule/nextRun.js";
+import type { ConfigIssue, IntegrationConfig, JobConfig, LoadResult, ProjectConfig } from "./types.js";
+import { loadDotenv } from "./env.js";
+import { buildIntegration } from "./integrations.js";
+import { finalize, IssueList, type Locate, type PathSeg, type RawIssue } from "./issues.js";
+import { buildJob, unknownZoneMessage } from "./jobs.js";
+import { readConfigText } from "./readText.js";
+import { schemaIssues } from "./schemaCheck.js";
+import { asDict, deepFreeze, isDict, isKnownZone, isString, isStringList } from "./values.js";
+import { parseYamlText } from "./yamlSource.js";
+
+/** Loads svc.yaml from disk. Never throws: every failure is a ConfigIssue. */
+export function loadProject(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult<ProjectConfig> {
+  const abs = resolve(file);
+  const read = readConfigText(abs);
+  if (!read.ok) {
+    return {
+      ok: false,
+      errors: [{ file: abs, line: read.line, column: read.column, path: "", message: read.message }],
+      warnings: [],
+    };
+  }
+  return parseProjectText(read.text, abs, env);
+}
+
+/**
+ * Parses svc.yaml text as if it were the file `file` (its directory is the
+ * jobs' working directory and where `.env` is read). Never throws.
+ */
+export function parseProjectText(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): LoadResult<ProjectConfig> {
+  const abs = resolve(file);
+  try {
+    return parseUnsafe(text, abs, env);
+  } catch (e) {
+    // A bug here must still not escape as a stack trace to the CLI or the API.
+    const message = `internal error while loading: ${e instanceof Error ? e.message : String(e)}`;
+    return { ok: false, errors: [{ file: abs, line: 0, column: 0, path: "", message }], warnings: [] };
+  }
+}
+
+function parseUnsafe(text: string, file: string, env: NodeJS.ProcessEnv): LoadResult<ProjectConfig> {
+  const parsed = parseYamlText(text);
+  if (!parsed.ok) return { ok: false, errors: finalize(parsed.issues, file, null), warnings: [] };
+  const data = parsed.value;
+  const issues = new IssueList();
+  if (data === null || data === undefined) {
+    issues.error([], "the file is empty: expected a map with a jobs: section");
+  } else {
+    issues.errors.push(...schemaIssues("svc", data));
+  }
+
+  const dotenv = loadDotenv(file);
+  if (dotenv.error) issues.warn([], dotenv.error);
+  const built = buildProject(asDict(data), file, env, dotenv.vars, issues);
+
+  if (issues.errors.length === 0 && issues.warnings.length === 0 && built.graph.cycle === null) {
+    return { ok: true, value: deepFreezeProject(built), warnings: [] };
+  }
+  const locate = parsed.locator();
+  if (built.graph.cycle) issues.errors.push(cycleIssue(built.graph, built.jobs, file, locate));
+  const errors = sortIssues(finalize(issues.errors, file, locate));
+  const warnings = sortIssues(finalize(issues.warnings, file, locate));
+  if (errors.length > 0) return { ok: false, errors, warnings };
+  built.warnings.push(...warnings);
+  return { ok: true, value: deepFreezeProject(built), warnings };
+}
+
+function buildProject(
+  root: Record<string, unknown>,
+  file: string,
+  env: NodeJS.ProcessEnv,
+  dotenv: Record<string, string>,
+  issues: IssueList,
+): ProjectConfig {
+  const defaults = asDict(root.defaults);
+  let defaultTimezone = systemZone();
+  if (isString(defaults.timezone) && defaults.timezone !== "") {
+    if (isKnownZone(defaults.timezone)) defaultTimezone = defaults.timezone;
+    else issues.error(["defaults", "timezone"], unknownZoneMessage(defaults.timezone));
+  }
+
+  const integrations = new Map<string, IntegrationConfig>();
+  const broken = new Set<string>();
+  for (const [name, raw] of Object.entries(asDict(root.integrations))) {
+    const built = buildIntegration(name, raw, env, dotenv, issues);
+    if (built) integrations.set(name, built);
+    else broken.add(name);
+  }
+
+  const jobsRaw = asDict(root.jobs);
+  const jobs = new Map<string, JobConfig>();
+  const ctx = { defaults, defaultTz: defaultTimezone, integrations, brokenIntegrations: broken, issues };
+  for (const [name, raw] of Object.entries(jobsRaw)) {
+    if (!isDict(raw)) continue; // schema reported it
+    jobs.set(name, buildJob(name, raw, ctx));
+  }
+  checkTargets(jobsRaw, jobs, issues);
+
+  return {
+    file,
+    dir: dirname(file),
+    jobs,
+    integrations,
+    dotenv,
+    warnings: [],
+    graph: new DepGraph(jobs.values()),
+    defaultTimezone,
+  };
+}
+
+/** Unknown `depends_on` and `after:` targets, named with where they are written. */
+function checkTargets(jobsRaw: Record<string, unknown>, jobs: ReadonlyMap<string, JobConfig>, issues: IssueList): void {
+  const names = [...jobs.keys()];
+  for (const job of jobs.values()) {
+    const raw = asDict(jobsRaw[job.name]);
+    if (isStringList(raw.depends_on)) {
+      raw.depends_on.forEach((dep, i) => {
+        if (!jobs.has(dep)) {
+          issues.error(["jobs", job.name, "depends_on", i], `unknown job "${dep}" in depends_on of job "${job.name}"${suggest(dep, names)}`);
+        }
+      });
+    }
+    if (job.after !== null && !jobs.has(job.after)) {
+      issues.error(
+        ["jobs", job.name, "frequency"],
+        `unknown job "${job.after}" in frequency after:${job.after} of job "${job.name}"${suggest(job.after, names)}`,
+      );
+    }
+  }
+}
+
+function suggest(name: string, names: readonly string[]): string {
+  const lower = name.toLowerCase();
+  const hit = names.find((n) => n.toLowerCase() === lower || n.toLowerCase().startsWith(lower) || lower.startsWith(n.toLowerCase()));
+  return hit ? ` (did you mean "${hit}"?)` : "";
+}
+
+/**
+ * The cycle as one error at its first edge, naming every edge and the
+ * file:line where it is declared:
+ *   dependency cycle: a -> b -> a (b depends_on a at svc.yaml:9; a after:b at svc.yaml:4)
+ */
+function cycleIssue(graph: DepGraph, jobs: ReadonlyMap<string, JobConfig>, file: string, locate: Locate): RawIssue {
+  const cycle = graph.cycle!;
+  const name = basename(file);
+  const parts: string[] = [];
+  let firstPath: PathSeg[] | null = null;
+  for (let i = 0; i + 1 < cycle.length; i++) {
+    const from = cycle[i]!;
+    const to = cycle[i + 1]!;
+    const edge = graph.edge(from, to);
+    const job = jobs.get(to)!;
+    const path: PathSeg[] =
+      edge?.kind === "after" ? ["jobs", to, "frequency"] : ["jobs", to, "depends_on", job.dependsOn.indexOf(from)];
+    firstPath ??= path;
+    const how = edge?.kind === "after" ? `after:${from}` : `depends_on ${from}`;
+    parts.push(`${to} ${how} at ${name}:${locate(path).line}`);
+  }
+  return {
+    path: firstPath ?? ["jobs"],
+    message: `dependency cycle: ${cycle.join(" -> ")} (${parts.join("; ")}); remove one of these edges`,
+  };
+}
+
+function sortIssues(list: ConfigIssue[]): ConfigIssue[] {
+  return list.sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+function deepFreezeProject(p: ProjectConfig): ProjectConfig {
+  for (const job of p.jobs.values()) deepFreeze(job);
+  for (const i of p.integrations.values()) deepFreeze(i);
+  deepFreeze(p.dotenv);
+  deepFreeze(p.warnings);
+  return Object.freeze(p);
+}
