@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import type { IntegrationConfig, JobConfig, NotifyEntry, ProjectConfig } from "../config/types.js";
 import { EventBus, type EngineEvents } from "../engine/events.js";
+import { DepGraph } from "../graph/depGraph.js";
 import { memoryLogger } from "../shared/logger.js";
 import type { Store } from "../store/api.js";
 import { openStore } from "../store/index.js";
@@ -70,6 +71,8 @@ export function project(jobs: JobConfig[], integrations: IntegrationConfig[]): P
     dir: "/tmp",
     jobs: new Map(jobs.map((j) => [j.name, j])),
     integrations: new Map(integrations.map((i) => [i.name, i])),
+    graph: new DepGraph(jobs),
+    defaultTimezone: "UTC",
     dotenv: {},
     warnings: [],
   };
@@ -234,8 +237,10 @@ export async function until(cond: () => boolean, timeoutMs = 5000): Promise<void
 }
 
 export interface HarnessOptions {
-  jobs: JobConfig[];
-  integrations: IntegrationConfig[];
+  jobs?: JobConfig[];
+  integrations?: IntegrationConfig[];
+  /** A loaded project instead of `jobs` + `integrations`. */
+  project?: ProjectConfig;
   /** Reopen an existing database file (restart tests); default: a new temp dir. */
   dbPath?: string;
   /** Overrides of the notifier deps; `sleep` defaults to a recorder that does not wait. */
@@ -273,7 +278,7 @@ export async function harness(opts: HarnessOptions): Promise<Harness> {
   const store = openStore({ path: dbPath, busyTimeoutMs: 5000, walAutocheckpoint: 1000, logFlushMs: 1 });
   const log = memoryLogger();
   const bus = new EventBus(log);
-  const proj = project(opts.jobs, opts.integrations);
+  const proj = opts.project ?? project(opts.jobs ?? [], opts.integrations ?? []);
   const sleeps: number[] = [];
   const notifier = createNotifier({
     bus,
