@@ -26,11 +26,19 @@ export type OutStream = "stdout" | "stderr";
 export interface ProcessHandle {
   /** Pid of the group leader (= the process group id). Null when spawn failed. */
   readonly pid: number | null;
-  /** Start time of the process from /proc/<pid>/stat (clock ticks), guards against pid reuse. */
+  /**
+   * Start time of the process from /proc/<pid>/stat field 22 (clock ticks
+   * since boot), read right after spawn; guards against pid reuse. Null when
+   * spawn failed or /proc is unavailable.
+   */
   readonly pidStart: string | null;
-  /** Resolves once the process has exited and both pipes are drained (every line delivered). */
+  /**
+   * Resolves once the leader has exited and both pipes are drained (every
+   * line delivered). Never rejects. By then nothing of the group is left
+   * running: leftovers get SIGKILL after the drain window (control-group semantics).
+   */
   readonly exited: Promise<ExitInfo>;
-  /** SIGTERM to the group, SIGKILL to the group after `killGraceMs` if still alive. Idempotent. */
+  /** SIGTERM to the group, SIGKILL to the group after `killGraceMs` if still alive. Idempotent; no-op after the end. */
   stop(): void;
   /** SIGKILL to the group now. */
   kill(): void;
@@ -43,7 +51,9 @@ export interface StartOptions {
   /**
    * Called for every complete line (and the final partial line at exit), in
    * order per stream. Lines carry no `\n` and no trailing `\r`; invalid UTF-8
-   * and NUL bytes arrive as U+FFFD. Must not throw (a throw is logged, the line dropped).
+   * and NUL bytes arrive as U+FFFD. Must not throw: a throw is logged through
+   * `logger` (the line is dropped, capture goes on), or rethrown
+   * asynchronously (an uncaught exception) when there is no logger.
    */
   onLine: (stream: OutStream, line: string) => void;
   /**
@@ -51,7 +61,7 @@ export interface StartOptions {
    * the pipes open before the rest of the group is killed (default 200 ms).
    */
   drainMs?: number;
-  /** Where a throwing onLine and other unexpected errors are reported (default: rethrown). */
+  /** Where a throwing onLine, pipe errors and other unexpected errors are reported. */
   logger?: Logger;
 }
 
