@@ -1,3 +1,4 @@
+import { Ajv } from "ajv";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import type { Logger } from "../shared/logger.js";
 import { toError } from "../shared/toError.js";
@@ -23,6 +24,19 @@ export function installErrorHandling(app: FastifyInstance, log: Logger): void {
   app.setNotFoundHandler((request, reply) => {
     sendError(reply, notFound(`no route ${request.method} ${pathOf(request)} (see GET /api/openapi.json)`));
   });
+}
+
+/**
+ * Query strings and path parameters are text, so their values are coerced
+ * to the schema's types (`?limit=10`); JSON bodies are typed already and are
+ * not (`{"reason": 42}` is a 400, not "42").
+ */
+export function validatorCompiler() {
+  const base = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false } as const;
+  const coercing = new Ajv({ ...base, coerceTypes: "array" });
+  const exact = new Ajv({ ...base, coerceTypes: false });
+  // Fastify reads a failed ajv function's `errors` and attaches them as `validation`.
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === "body" ? exact : coercing).compile(schema);
 }
 
 /** Errors Fastify meets before routing (bad percent-encoding in the URL...), in the same shape. */

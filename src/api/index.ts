@@ -1,7 +1,7 @@
 import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { ApiDeps } from "./deps.js";
-import { frameworkError, installEnumNormalizer, installErrorHandling, installJsonParser, installRequestLog } from "./hooks.js";
+import { frameworkError, validatorCompiler, installEnumNormalizer, installErrorHandling, installJsonParser, installRequestLog } from "./hooks.js";
 import { WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 import { collectRoutes } from "./openapi.js";
 import { allRoutes } from "./routes/index.js";
@@ -33,10 +33,10 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
     frameworkErrors: frameworkError,
     // Job names are at most 64 characters; anything longer is answered 400 by the schema, not a router error.
     routerOptions: { maxParamLength: 1000 },
-    ajv: { customOptions: { allErrors: false, coerceTypes: "array", useDefaults: true, removeAdditional: false } },
   });
   // Responses are plain JSON: response schemas document them (and tests check them) but never drop a field.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setValidatorCompiler(validatorCompiler());
   installErrorHandling(app, deps.log);
   installJsonParser(app);
   installRequestLog(app, deps.log);

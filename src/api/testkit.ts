@@ -115,6 +115,9 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
   const port = (app.server.address() as AddressInfo).port;
   const base = `http://127.0.0.1:${port}`;
   const sockets = new Set<WebSocket>();
+  let checker: ShapeChecker | null = null;
+  /** `METHOD /template` of every success answer checked against its schema. */
+  const checked = new Set<string>();
 
   const kit = {
     dir,
@@ -131,6 +134,7 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
     wsBase: `ws://127.0.0.1:${port}`,
     configPath,
     daemonPath,
+    checked,
 
     async request<T = any>(method: string, path: string, init: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<HttpResult<T>> {
       const headers: Record<string, string> = { ...init.headers };
@@ -143,7 +147,14 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
       const res = await fetch(base + path, { method, headers, body });
       const text = await res.text();
       let parsed: unknown = text;
-      if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text);
+      const json = (res.headers.get("content-type") ?? "").includes("application/json");
+      if (json && text !== "") parsed = JSON.parse(text);
+      // Every JSON answer must match the schema the OpenAPI document gives for it.
+      if (json) {
+        checker ??= new ShapeChecker((await (await fetch(`${base}/api/openapi.json`)).json()) as object);
+        const template = checker.check(method, path, res.status, parsed);
+        checked.add(`${method} ${template}`);
+      }
       return { status: res.status, headers: res.headers, body: parsed as T, text };
     },
     get<T = any>(path: string) {
@@ -255,12 +266,12 @@ export class ShapeChecker {
   /** Throws when the answer does not match its documented schema; returns the template it matched. */
   check(method: string, path: string, status: number, body: unknown): string {
     const pathname = path.split("?")[0]!;
-    const route = this.routes.find((r) => r.method === method && r.re.test(pathname));
-    if (!route) throw new Error(`undocumented route ${method} ${pathname}`);
     if (status >= 400) {
       if (!this.error(body)) throw new Error(`${method} ${path} ${status}: not the error shape: ${JSON.stringify(body)}`);
-      return route.template;
+      return "error";
     }
+    const route = this.routes.find((r) => r.method === method && r.re.test(pathname));
+    if (!route) throw new Error(`undocumented route ${method} ${pathname}`);
     const schema = route.op.responses?.[String(status)]?.content?.["application/json"]?.schema;
     if (!schema) throw new Error(`${method} ${route.template}: status ${status} is not documented`);
     const key = `${method} ${route.template} ${status}`;
