@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { errorMessage } from "../shared/toError.js";
 import type { CliContext, RegisterCommands } from "./context.js";
 import { register as registerConfig } from "./commands/config.js";
+import { register as registerDaemon } from "./commands/daemon.js";
 import { register as registerDag } from "./commands/dag.js";
 import { register as registerNext } from "./commands/next.js";
 import { register as registerValidate } from "./commands/validate.js";
@@ -23,7 +24,7 @@ import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, processOutput, ty
  * per group under src/cli/commands/ exporting `register(program, ctx)`, and
  * one entry in this list.
  */
-const GROUPS: RegisterCommands[] = [registerValidate, registerConfig, registerDag, registerNext];
+const GROUPS: RegisterCommands[] = [registerValidate, registerConfig, registerDag, registerNext, registerDaemon];
 
 export interface MainOptions {
   output?: Output;

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApi, markUnixSocketRequest } from "../api/index.js";
-import { loadDaemonConfig, loadProject } from "../config/index.js";
+import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
 import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
 import { Engine } from "../engine/engine.js";
 import { EventBus } from "../engine/events.js";
@@ -41,11 +41,6 @@ const RETENTION_EVERY_MS = 24 * 3_600_000;
 /** sun_path is 108 bytes on Linux; longer socket paths cannot be bound. */
 const MAX_SOCKET_PATH = 107;
 
-function formatIssue(i: ConfigIssue): string {
-  const where = i.line > 0 ? `${i.file}:${i.line}:${i.column}` : i.file;
-  const path = i.path ? ` ${i.path.replace(/^\//, "").replace(/\//g, ".")}:` : "";
-  return `${where}:${path} ${i.message}`;
-}
 
 /**
  * svcd: one daemon for one project. Start records each part it started so
@@ -94,7 +89,7 @@ export class Daemon {
     chmodSync(paths.dataDir, 0o700);
 
     const daemonCfg = loadDaemonConfig(paths.daemonConfig);
-    if (!daemonCfg.ok) throw new StartupError(daemonCfg.errors.map(formatIssue));
+    if (!daemonCfg.ok) throw new StartupError(daemonCfg.errors.map((i) => formatIssue(i)));
     this.daemonConfig = daemonCfg.value;
     const problem = startupProblem(this.daemonConfig);
     if (problem) throw new StartupError([problem]);
@@ -107,7 +102,7 @@ export class Daemon {
     this.onUndo("pid lock", () => lock.release());
 
     const project = loadProject(paths.config);
-    if (!project.ok) throw new StartupError(project.errors.map(formatIssue));
+    if (!project.ok) throw new StartupError(project.errors.map((i) => formatIssue(i)));
     this.project = project.value;
 
     const dbPath = this.daemonConfig.storage.sqlite.path ?? join(paths.dataDir, "svc.db");

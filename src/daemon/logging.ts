@@ -51,7 +51,7 @@ export function createDaemonLog(cfg: DaemonConfig["log"], dataDir: string): Daem
   const stream =
     cfg.format === "json"
       ? destination
-      : pretty({ destination, colorize: false, sync: true, translateTime: "SYS:yyyy-mm-dd'T'HH:MM:ss.lo", ignore: "pid,hostname" });
+      : pretty({ destination, colorize: false, sync: true, singleLine: true, translateTime: "SYS:yyyy-mm-dd'T'HH:MM:ss.lo", ignore: "pid,hostname" });
   const logger = pino(
     {
       level: cfg.level,

@@ -7,7 +7,7 @@ import type { Logger } from "../shared/logger.js";
 import { toError } from "../shared/toError.js";
 import type { Store } from "../store/api.js";
 import type { HcStatus, LogStream, RunRecord } from "../store/types.js";
-import { formatDuration } from "./formatDuration.js";
+import { formatDuration } from "../config/index.js";
 
 /** How one attempt of a run ended. The engine turns this into a transition. */
 export interface AttemptResult {

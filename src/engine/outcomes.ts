@@ -37,6 +37,8 @@ export function afterFailure(ctx: EngineContext, pool: Dispatcher, run: RunRecor
     const at = ctx.clock.now() + retryDelayMs(job.retryDelay, run.attempt, ctx.random);
     const retrying = setStatus(ctx, run, "RETRYING", { next_attempt_at: new Date(at).toISOString() });
     ctx.waiting.set(run.id, { id: run.id, job: job.name, cycleId: run.cycle_id, status: "RETRYING", nextAttemptAt: at });
+    // Wake exactly at the retry instant rather than at the next whole-second tick.
+    ctx.clock.setTimer(at, () => pool.pump());
     notify(ctx, "on_retry", retrying);
     return;
   }
