@@ -41,7 +41,17 @@ export async function dashboardRoutes(app: FastifyInstance, deps: ApiDeps): Prom
       maxAge: "365d",
       immutable: true,
       schemaHide: false,
+      // Escapes (`..`, encoded or not) are simply not found, like any other missing file.
+      allowedPath: (pathName) => !decodeURIComponentSafe(pathName).split(/[\\/]/).includes(".."),
     });
+  }
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
   }
 }
 

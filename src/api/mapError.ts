@@ -95,8 +95,8 @@ function fastifyError(f: FastifyLikeError): ApiError | null {
     return badRequest(`malformed JSON body: ${f.message}`);
   }
   if (typeof f.statusCode === "number" && f.statusCode >= 400 && f.statusCode < 500) {
-    const code: ErrorCode =
-      f.statusCode === 404 ? "not_found" : f.statusCode === 413 ? "payload_too_large" : f.statusCode === 409 ? "conflict" : "bad_request";
+    const byStatus: Record<number, ErrorCode> = { 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict", 413: "payload_too_large" };
+    const code = byStatus[f.statusCode] ?? "bad_request";
     return new ApiError(code, f.message ?? "bad request");
   }
   return null;
