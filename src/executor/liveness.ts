@@ -53,15 +53,30 @@ const isDead = (state: string): boolean => state === "Z" || state === "X" || sta
 /** Whether /proc is there (a fact of the machine, read once at load). */
 const HAS_PROC = readStat("self") !== null;
 
+/**
+ * process.kill, returning the errno code instead of throwing. ESRCH is the
+ * common answer (checked at the end of every run), and the stack trace of the
+ * thrown error is most of its cost, so none is captured.
+ */
+function sendSignal(target: number, signal: NodeJS.Signals | 0): string | null {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    process.kill(target, signal);
+    return null;
+  } catch (e: unknown) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === undefined) throw e; // not a system error: a bug (bad signal name)
+    return code;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** Signal 0 probe: true when something with this pid (or -pgid) exists, zombies included. */
 function signalZeroExists(target: number): boolean {
-  try {
-    process.kill(target, 0);
-    return true;
-  } catch (e: unknown) {
-    // EPERM: it exists but belongs to someone else.
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
+  const code = sendSignal(target, 0);
+  return code === null || code === "EPERM"; // EPERM: it exists but belongs to someone else
 }
 
 /** The process's start time (clock ticks since boot, /proc/<pid>/stat field 22), or null. */
@@ -138,14 +153,10 @@ export function ownsGroup(pgid: number, pidStart: string | null): boolean {
  */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   if (!Number.isInteger(pgid) || pgid <= 1) return false; // never kill(-1) or kill(0)
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch (e: unknown) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ESRCH" || code === "EPERM") return false;
-    throw e;
-  }
+  const code = sendSignal(-pgid, signal);
+  if (code === null) return true;
+  if (code === "ESRCH" || code === "EPERM") return false;
+  throw new Error(`kill(-${pgid}, ${signal}) failed: ${code}`);
 }
 
 /** SIGTERM, then SIGCONT so that a stopped process can act on it (as systemd does). */
