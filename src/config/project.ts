@@ -11,6 +11,7 @@ import { buildIntegration } from "./integrations.js";
 import { finalize, IssueList, type Locate, type PathSeg, type RawIssue } from "./issues.js";
 import { buildJob, unknownZoneMessage } from "./jobs.js";
 import { readConfigText } from "./readText.js";
+import { closest } from "./suggest.js";
 import { schemaIssues } from "./schemaCheck.js";
 import { asDict, deepFreeze, isDict, isKnownZone, isString, isStringList } from "./values.js";
 import { parseYamlText } from "./yamlSource.js";
@@ -140,8 +141,7 @@ function checkTargets(jobsRaw: Record<string, unknown>, jobs: ReadonlyMap<string
 }
 
 function suggest(name: string, names: readonly string[]): string {
-  const lower = name.toLowerCase();
-  const hit = names.find((n) => n.toLowerCase() === lower || n.toLowerCase().startsWith(lower) || lower.startsWith(n.toLowerCase()));
+  const hit = closest(name, names);
   return hit ? ` (did you mean "${hit}"?)` : "";
 }
 

@@ -11,7 +11,7 @@ const SECRET_MAPS = new Set(["global_env", "env"]);
 const MASK = '"***"';
 
 /** `key: value` in block style, after optional `- ` item markers. */
-const BLOCK_PAIR = /^(\s*(?:-\s+)*)(["']?)([^\s"'#:{}[\],][^"':]*?)\2(\s*:)(\s+|$)(.*)$/;
+const BLOCK_PAIR = /^(\s*(?:-\s+)*)(["']?)(?!-\s)([^\s"'#:{}[\],][^"':{}[\]]*?)\2(\s*:)(\s+|$)(.*)$/;
 /** `key: value` inside a flow map. */
 const FLOW_PAIR = /([{,]\s*)(["']?)([A-Za-z_][\w.-]*)\2(\s*:\s*)("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,}\]]*)/g;
 
@@ -35,7 +35,12 @@ export function redactDaemonText(text: string): string {
       continue;
     }
     const m = BLOCK_PAIR.exec(line);
-    if (!m) continue;
+    if (!m) {
+      // `- {username: a, password_hash: ...}`: a flow map as a list item.
+      const item = /^(\s*(?:-\s+)+)(\{.*)$/.exec(line);
+      if (item) lines[i] = item[1]! + redactFlow(item[2]!, false);
+      continue;
+    }
     const keyIndent = m[1]!.length;
     while (stack.length > 0 && stack[stack.length - 1]!.indent >= keyIndent) stack.pop();
     const parent = stack[stack.length - 1]?.key ?? "";

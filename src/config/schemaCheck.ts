@@ -9,6 +9,7 @@ import { svcSchema } from "./schema/svcSchema.js";
 import { svcdSchema } from "./schema/svcdSchema.js";
 import { validateSvc, validateSvcd } from "./schema/validators.generated.js";
 import { fromPointer, type PathSeg, type RawIssue } from "./issues.js";
+import { closest } from "./suggest.js";
 
 interface AjvError {
   instancePath: string;
@@ -166,36 +167,6 @@ export function unknownFieldMessage(field: string, allowed: readonly string[]): 
   if (guess) return `unknown field "${field}" (did you mean "${guess}"?)`;
   if (allowed.length > 0 && allowed.length <= 8) return `unknown field "${field}" (allowed: ${allowed.join(", ")})`;
   return `unknown field "${field}"`;
-}
-
-/** The allowed name nearest to `word` by edit distance, when it is close enough to be a typo. */
-function closest(word: string, candidates: readonly string[]): string | null {
-  let best: string | null = null;
-  let bestDist = Infinity;
-  const w = word.toLowerCase();
-  for (const c of candidates) {
-    const d = editDistance(w, c.toLowerCase());
-    if (d < bestDist) {
-      best = c;
-      bestDist = d;
-    }
-  }
-  const limit = Math.max(1, Math.floor(word.length / 3));
-  return best !== null && bestDist <= limit ? best : null;
-}
-
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
 }
 
 function valueAt(data: unknown, path: readonly PathSeg[]): unknown {
