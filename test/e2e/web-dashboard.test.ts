@@ -22,7 +22,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const SVCD = join(ROOT, "bin", "svcd.js");
+/** SVCD_BIN: another svcd entry point (e.g. a build under test elsewhere). */
+const SVCD = process.env.SVCD_BIN ?? join(ROOT, "bin", "svcd.js");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM && process.env.CI) throw new Error(`${CHROMIUM} is missing: apt-get install -y --no-install-recommends chromium`);
@@ -242,6 +243,7 @@ suite("dashboard against a real daemon", () => {
     daemon = await startDaemon(dir);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light" });
+    context.setDefaultTimeout(10_000);
     page = await context.newPage();
 
     // Real history: a cycle with outputs (extract -> transform), a failure with a failed alert, paging material.
@@ -278,7 +280,7 @@ suite("dashboard against a real daemon", () => {
     await page.getByRole("button", { name: /^etl/ }).click();
     await page.waitForURL(/tag=etl/);
     await expect.poll(() => page.locator("tr[data-job]").count()).toBe(2);
-    await page.getByRole("button", { name: "All" }).click();
+    await page.getByRole("button", { name: "All", exact: true }).click();
     await expect.poll(() => page.locator("tr[data-job]").count()).toBe(7);
 
     await page.emulateMedia({ colorScheme: "dark" });
@@ -353,7 +355,7 @@ suite("dashboard against a real daemon", () => {
     // Auto-scroll followed the stream to the bottom; scrolling up stops it.
     const gap = "(() => { const b = document.querySelector('.log-box'); return b.scrollHeight - b.scrollTop - b.clientHeight; })()";
     expect(await page.evaluate(gap)).toBeLessThan(10);
-    await page.locator(".log-box").evaluate("b => { b.scrollTop = 0; b.dispatchEvent(new Event('scroll')); }");
+    await page.evaluate("document.querySelector('.log-box').scrollTop = 0");
     await page.getByRole("button", { name: "Jump to latest ↓" }).click();
     await page.getByRole("button", { name: "Following ↓" }).waitFor();
   });
@@ -443,9 +445,11 @@ suite("dashboard against a real daemon", () => {
     await page.waitForURL(/sort=id&order=desc/);
     await page.getByRole("button", { name: /^Run/ }).click();
     await page.waitForURL(/sort=id&order=asc/);
-    await expect.poll(async () => (await rows.first().innerText()).split(/\s/)[0]).toMatch(/^#\d+$/);
-    const ids = (await rows.allInnerTexts()).map((t) => Number(/#(\d+)/.exec(t)?.[1]));
-    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    const ids = async () => (await rows.allInnerTexts()).map((t) => Number(/#(\d+)/.exec(t)?.[1]));
+    await expect.poll(async () => {
+      const now = await ids();
+      return now.length === 30 && now.every((id, i) => i === 0 || id > now[i - 1]!);
+    }).toBe(true);
     await shot(page, "db-job_runs");
 
     await open("#/db/run_logs?q=boom");
