@@ -34,7 +34,9 @@ export class FtsIndexer {
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private stopped = false;
-  private readonly st: Record<"select" | "insert" | "remove" | "mark", Stmt>;
+  /** Lines were committed since the current slice started: a burst is on. */
+  private writing = false;
+  private readonly st: Record<"maxId" | "select" | "insert" | "remove" | "mark", Stmt>;
   private readonly slice: () => { rows: number; mark: number };
 
   constructor(
@@ -44,13 +46,14 @@ export class FtsIndexer {
     this.watermark = Number(
       db.prepare("SELECT value FROM store_meta WHERE key = 'fts_indexed_id'").pluck().get() ?? 0,
     );
-    this.lastLogId = Number(db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'run_logs'").pluck().get() ?? 0);
     this.st = {
+      maxId: db.prepare("SELECT max(id) FROM run_logs").pluck(),
       select: db.prepare("SELECT id, line FROM run_logs WHERE id > ? ORDER BY id LIMIT ?").raw(),
       insert: db.prepare("INSERT INTO run_logs_fts (rowid, line) VALUES (?, ?)"),
       remove: db.prepare("DELETE FROM run_logs_fts WHERE rowid = ?"),
       mark: db.prepare("UPDATE store_meta SET value = ? WHERE key = 'fts_indexed_id'"),
     };
+    this.lastLogId = this.maxId();
     this.slice = db.transaction(() => this.indexSlice());
     if (this.lag() > 0) this.schedule(opts.intervalMs);
   }
@@ -63,6 +66,7 @@ export class FtsIndexer {
   /** Called by the log writer after a commit. */
   noteWritten(lastId: number): void {
     if (lastId > this.lastLogId) this.lastLogId = lastId;
+    this.writing = true;
     this.schedule(this.opts.intervalMs);
   }
 
@@ -74,12 +78,31 @@ export class FtsIndexer {
     for (const id of logIds) if (id <= this.watermark) this.st.remove.run(id);
   }
 
+  /**
+   * After run_logs rows were deleted (committed). run_logs ids are not
+   * AUTOINCREMENT, so when the newest lines are gone the next ids reuse
+   * numbers at or below the watermark; lowering the watermark to the highest
+   * remaining id keeps the invariant and gets those new lines indexed.
+   */
+  afterDelete(): void {
+    const max = this.maxId();
+    if (max < this.lastLogId) this.lastLogId = max;
+    if (max < this.watermark) {
+      this.st.mark.run(String(max));
+      this.watermark = max;
+    }
+  }
+
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.immediate) clearImmediate(this.immediate);
     this.timer = null;
     this.immediate = null;
+  }
+
+  private maxId(): number {
+    return Number(this.st.maxId.get() ?? 0);
   }
 
   private schedule(delayMs: number): void {
@@ -91,26 +114,37 @@ export class FtsIndexer {
     this.timer.unref();
   }
 
-  /** One slice, then yield; continue while behind. */
+  /**
+   * One slice, then yield; continue while behind. While lines keep arriving
+   * the indexer takes at most half of the event loop (it waits as long as
+   * its slice took), so ingestion keeps priority during a burst; once the
+   * burst ends it runs slice after slice to catch up.
+   */
   private pass(): void {
     if (this.stopped) return;
+    this.writing = false;
+    let took: number;
     try {
       const started = performance.now();
       const { rows, mark } = this.slice();
       this.watermark = mark; // only after the commit succeeded
-      this.adapt(rows, performance.now() - started);
+      took = performance.now() - started;
+      this.adapt(rows, took);
     } catch (e) {
       this.opts.logger.error({ err: toError(e), watermark: this.watermark }, "log search indexing failed; retrying");
       this.schedule(RETRY_MS);
       return;
     }
-    if (this.lag() > 0 && !this.stopped) {
-      this.immediate = setImmediate(() => {
-        this.immediate = null;
-        this.pass();
-      });
-      this.immediate.unref();
+    if (this.lag() === 0 || this.stopped) return;
+    if (this.writing) {
+      this.schedule(Math.max(1, Math.round(took)));
+      return;
     }
+    this.immediate = setImmediate(() => {
+      this.immediate = null;
+      this.pass();
+    });
+    this.immediate.unref();
   }
 
   private indexSlice(): { rows: number; mark: number } {

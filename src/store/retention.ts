@@ -120,6 +120,7 @@ export class Retention {
     const json = JSON.stringify(ids);
     for (;;) {
       const n = this.deleteLogBatch(json);
+      if (n > 0) this.indexer.afterDelete();
       result.logLines += n;
       yield;
       if (n < LOG_BATCH) break;
