@@ -35,7 +35,7 @@ export const WS_CLOSE_NOT_FOUND = 4404;
 export const WS_CLOSE_TOO_SLOW = 4429;
 export const WS_DEFAULT_MAX_BUFFERED = 8 * 1024 * 1024;
 
-const HISTORY_PAGE = 500;
+const HISTORY_PAGE = 1000;
 /** A client that takes nothing for this long while history waits is dropped. */
 const HISTORY_STALL_MS = 30_000;
 /** After a close frame, a client that does not finish the handshake is cut. */
@@ -46,6 +46,7 @@ export interface LogStreamOptions {
 }
 
 export function logStreamRoute(app: FastifyInstance, deps: ApiDeps, opts: LogStreamOptions): void {
+  const hub = new LogHub(deps);
   app.get<{ Params: { run_id: number } }>(
     "/ws/logs/:run_id",
     {
@@ -60,7 +61,7 @@ export function logStreamRoute(app: FastifyInstance, deps: ApiDeps, opts: LogStr
       },
     },
     (socket, request) => {
-      new LogStream(socket, deps, request.params.run_id, opts).start().catch((e: unknown) => {
+      new LogStream(socket, deps, hub, request.params.run_id, opts).start().catch((e: unknown) => {
         deps.log.error({ err: toError(e), run_id: request.params.run_id }, "log stream failed");
         try {
           socket.close(1011, "internal error");
@@ -72,28 +73,69 @@ export function logStreamRoute(app: FastifyInstance, deps: ApiDeps, opts: LogStr
   );
 }
 
+/**
+ * One subscription to the bus for all streams, while any is open: each
+ * batch of lines is split by run and handed only to that run's streams, so
+ * many viewers of different runs cost one pass over each batch.
+ */
+class LogHub {
+  private readonly streams = new Map<number, Set<LogStream>>();
+  private unsubscribe: (() => void)[] = [];
+
+  constructor(private readonly deps: ApiDeps) {}
+
+  add(runId: number, stream: LogStream): void {
+    if (this.streams.size === 0) {
+      this.unsubscribe = [
+        this.deps.bus.on("run:logs", ({ lines }) => this.onLines(lines)),
+        this.deps.bus.on("run:status", ({ run }) => {
+          for (const s of this.streams.get(run.id) ?? []) s.statusChanged();
+        }),
+      ];
+    }
+    let set = this.streams.get(runId);
+    if (!set) this.streams.set(runId, (set = new Set()));
+    set.add(stream);
+  }
+
+  remove(runId: number, stream: LogStream): void {
+    const set = this.streams.get(runId);
+    if (!set?.delete(stream)) return;
+    if (set.size === 0) this.streams.delete(runId);
+    if (this.streams.size === 0) for (const u of this.unsubscribe.splice(0)) u();
+  }
+
+  private onLines(lines: LogLine[]): void {
+    let byRun: Map<number, LogLine[]> | null = null;
+    for (const l of lines) {
+      if (!this.streams.has(l.run_id)) continue;
+      byRun ??= new Map();
+      let list = byRun.get(l.run_id);
+      if (!list) byRun.set(l.run_id, (list = []));
+      list.push(l);
+    }
+    if (!byRun) return;
+    for (const [runId, list] of byRun) for (const s of [...(this.streams.get(runId) ?? [])]) s.onLines(list);
+  }
+}
+
 class LogStream {
   private lastSent = 0;
   private phase: "history" | "live" | "closed" = "history";
   private checkQueued = false;
-  private readonly unsubscribe: (() => void)[] = [];
 
   constructor(
     private readonly socket: WebSocket,
     private readonly deps: ApiDeps,
+    private readonly hub: LogHub,
     private readonly runId: number,
     private readonly opts: LogStreamOptions,
   ) {}
 
   async start(): Promise<void> {
-    const { bus, store } = this.deps;
+    const { store } = this.deps;
     this.socket.on("close", () => this.cleanup());
-    this.unsubscribe.push(
-      bus.on("run:logs", ({ lines }) => this.onLines(lines)),
-      bus.on("run:status", ({ run }) => {
-        if (run.id === this.runId) this.queueTerminalCheck();
-      }),
-    );
+    this.hub.add(this.runId, this);
     if (store.runs.get(this.runId) === null) {
       this.send({ type: "error", message: `run ${this.runId} not found` });
       this.finish(WS_CLOSE_NOT_FOUND, "run not found");
@@ -136,10 +178,11 @@ class LogStream {
     return this.phase !== "closed";
   }
 
-  private onLines(lines: LogLine[]): void {
+  /** Lines of this run just made durable, in seq order. */
+  onLines(lines: LogLine[]): void {
     if (this.phase !== "live") return; // history reads them from the store
     for (const l of lines) {
-      if (l.run_id !== this.runId || l.seq <= this.lastSent) continue;
+      if (l.seq <= this.lastSent) continue;
       if (l.seq === this.lastSent + 1) this.sendLine(l);
       else this.catchUp(); // a gap: the store has everything up to l.seq
       if (this.phase !== "live") return;
@@ -160,7 +203,7 @@ class LogStream {
    * turn: a failed attempt goes FAILED -> RETRYING in one step, and only a
    * status that stays terminal ends the stream.
    */
-  private queueTerminalCheck(): void {
+  statusChanged(): void {
     if (this.checkQueued || this.phase !== "live") return;
     this.checkQueued = true;
     setImmediate(() => {
@@ -213,6 +256,6 @@ class LogStream {
 
   private cleanup(): void {
     this.phase = "closed";
-    for (const u of this.unsubscribe.splice(0)) u();
+    this.hub.remove(this.runId, this);
   }
 }
