@@ -1,4 +1,4 @@
-import { isGroupAlive, killGroup, processStartTime } from "../executor/index.js";
+import { killGroup, ownsGroup } from "../executor/index.js";
 import type { RunRecord } from "../store/types.js";
 import { nowIso, setStatus, type EngineContext } from "./context.js";
 import type { Dispatcher } from "./dispatcher.js";
@@ -44,15 +44,11 @@ export async function reconcile(ctx: EngineContext, pool: Dispatcher): Promise<{
 }
 
 /**
- * Kills what is left of a lost run's process group. The group id is the
- * leader's pid. When that pid now belongs to another process (different
- * start time) the pid was reused and the group is not ours: leave it.
+ * Kills what is left of a lost run's process group (the group id is the
+ * leader's pid). `ownsGroup` refuses a pid that was reused by another process.
  */
 async function killLeftovers(ctx: EngineContext, run: RunRecord): Promise<void> {
-  if (run.pid === null) return;
-  const start = processStartTime(run.pid);
-  if (start !== null && run.pid_start !== null && start !== run.pid_start) return;
-  if (!isGroupAlive(run.pid)) return;
+  if (run.pid === null || !ownsGroup(run.pid, run.pid_start)) return;
   await killGroup(run.pid, ctx.daemon.executor.killGraceMs);
   ctx.log.warn({ job: run.job_name, run_id: run.id, pid: run.pid }, "killed the process group of a run lost by the previous daemon");
 }

@@ -1,0 +1,174 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanup, project, runDaemonOnce, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
+
+const daemons: DaemonProc[] = [];
+const dirs: string[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const d of daemons.splice(0)) await d.stop("SIGKILL");
+  for (const s of servers.splice(0)) s.closeAllConnections(), s.close();
+  for (const d of dirs.splice(0)) cleanup(d);
+});
+
+function proj(yaml: string, opts: Parameters<typeof project>[1] = {}): string {
+  const dir = project(yaml, opts);
+  dirs.push(dir);
+  return dir;
+}
+
+async function daemon(dir: string, args: string[] = []): Promise<DaemonProc> {
+  const d = await startDaemon(dir, args);
+  daemons.push(d);
+  return d;
+}
+
+type Job = { name: string; last_run: { id: number; status: string } | null };
+const jobs = async (d: DaemonProc) => (await d.api<{ jobs: Job[] }>("GET", "/api/jobs")).body.jobs;
+
+describe("svcd lifecycle", () => {
+  it("binds 127.0.0.1, serves the same API on a 0600 socket, and cleans up on SIGTERM", async () => {
+    const dir = proj(`jobs:\n  hello:\n    command: "echo hi"\n`);
+    const d = await daemon(dir);
+    expect(d.addr).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(statSync(d.dataDir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(d.dataDir, "svcd.sock")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(d.dataDir, "svc.db")).mode & 0o777).toBe(0o600);
+    const tcp = await d.api<{ jobs: Job[] }>("GET", "/api/jobs");
+    const sock = await d.sock<{ jobs: Job[] }>("GET", "/api/jobs");
+    expect(sock.status).toBe(200);
+    expect(sock.body).toEqual(tcp.body);
+    expect(d.output()).toContain("svcd 0.1.0 started");
+    expect(await d.stop()).toBe(0);
+    for (const f of ["api.addr", "svcd.sock", "svcd.pid"]) expect(existsSync(join(d.dataDir, f))).toBe(false);
+    expect(existsSync(join(d.dataDir, "svc.db"))).toBe(true);
+  });
+
+  it("refuses a second daemon with daemon-already-running, and takes over a stale lock", async () => {
+    const dir = proj(`jobs:\n  a:\n    command: "true"\n`);
+    const d = await daemon(dir);
+    const second = await runDaemonOnce(dir);
+    expect(second.code).toBe(1);
+    expect(second.output).toContain(`daemon already running (pid ${d.proc.pid})`);
+    await d.stop("SIGKILL"); // leaves a stale pid file behind
+    expect(existsSync(join(d.dataDir, "svcd.pid"))).toBe(true);
+    const again = await daemon(dir);
+    expect(again.output()).toContain("stale daemon lock");
+  });
+
+  it.each([
+    ["a dependency cycle", `jobs:\n  a: {command: "true", depends_on: [c]}\n  b: {command: "true", depends_on: [a]}\n  c: {command: "true", depends_on: [b]}\n`, "", /a -> b -> c -> a|cycle/],
+    ["auth.type oidc", `jobs:\n  a: {command: "true"}\n`, "auth:\n  type: oidc\n", /oidc is not supported yet.*issuer/],
+    ["storage.engine postgres", `jobs:\n  a: {command: "true"}\n`, "storage:\n  engine: postgres\n", /postgres is not supported yet/],
+    ["an unreadable TLS file", `jobs:\n  a: {command: "true"}\n`, "api:\n  tls:\n    enabled: true\n    cert: /nonexistent/cert.pem\n    key: /nonexistent/key.pem\n", /api\.tls\.cert: \/nonexistent\/cert\.pem does not exist/],
+  ])("refuses to start with %s, in one clear line per error", async (_what, yaml, daemonYaml, message) => {
+    const dir = proj(yaml, daemonYaml ? { daemon: daemonYaml } : {});
+    const r = await runDaemonOnce(dir);
+    expect(r.code).toBe(1);
+    expect(r.output).toMatch(message);
+    expect(r.output).not.toMatch(/\n\s+at /); // no stack trace
+    expect(existsSync(join(dir, ".svc", "svcd.pid"))).toBe(false);
+  });
+
+  it("stops on POST /api/daemon/stop", async () => {
+    const d = await daemon(proj(`jobs:\n  a: {command: "true"}\n`));
+    expect((await d.api("POST", "/api/daemon/stop", {})).status).toBe(200);
+    expect(await d.exited).toBe(0);
+  });
+});
+
+describe("reload", () => {
+  const base = `jobs:\n  slow:\n    command: "sleep 1; echo finished"\n`;
+
+  it("SIGHUP swaps a valid config without touching a running job", async () => {
+    const dir = proj(base);
+    const d = await daemon(dir);
+    const run = await d.api<{ run_id: number }>("POST", "/api/jobs/slow/run", {});
+    await until("running", async () => (await d.api<{ status: string }>("GET", `/api/runs/${run.body.run_id}`)).body.status === "RUNNING");
+    writeFileSync(join(dir, "svc.yaml"), `${base}  added:\n    command: "true"\n`);
+    d.proc.kill("SIGHUP");
+    await until("new job", async () => (await jobs(d)).some((j) => j.name === "added"));
+    const done = await until("slow done", async () => {
+      const r = await d.api<{ status: string }>("GET", `/api/runs/${run.body.run_id}`);
+      return r.body.status === "SUCCESS" ? r.body : null;
+    });
+    expect(done.status).toBe("SUCCESS");
+  });
+
+  it("keeps the old config on an invalid file or a cycle, via SIGHUP and via the API", async () => {
+    const dir = proj(base);
+    const d = await daemon(dir);
+    writeFileSync(join(dir, "svc.yaml"), `jobs:\n  slow:\n    command: "true"\n    frequency: daily\n    time: "2561"\n`);
+    d.proc.kill("SIGHUP");
+    await until("reload rejected in the log", () => d.output().includes("reload rejected"));
+    expect(d.output()).toMatch(/svc\.yaml:5:\d+: jobs\.slow\.time/);
+    writeFileSync(join(dir, "svc.yaml"), `jobs:\n  a: {command: "true", depends_on: [b]}\n  b: {command: "true", depends_on: [a]}\n`);
+    const r = await d.api<{ error: { code: string; details: { message: string }[] } }>("POST", "/api/daemon/reload", {});
+    expect(r.status).toBe(422);
+    expect(r.body.error.code).toBe("invalid_config");
+    expect(JSON.stringify(r.body.error.details)).toMatch(/a -> b -> a|b -> a -> b/);
+    expect((await jobs(d)).map((j) => j.name)).toEqual(["slow"]);
+  });
+});
+
+describe("a failing notification endpoint", () => {
+  it("does not delay dispatch while the receiver hangs", async () => {
+    const hanging = createServer(() => {
+      /* never answers */
+    });
+    servers.push(hanging);
+    await new Promise<void>((r) => hanging.listen(0, "127.0.0.1", () => r()));
+    const port = (hanging.address() as AddressInfo).port;
+    const dir = proj(`jobs:
+  bad:
+    command: "exit 1"
+    notify: {on_failure: "webhook:http://127.0.0.1:${port}/hook"}
+  good:
+    command: "true"
+    concurrency: allow
+`);
+    const d = await daemon(dir);
+    for (let i = 0; i < 5; i++) await d.api("POST", "/api/jobs/bad/run", {});
+    const delays: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await d.api<{ run_id: number }>("POST", "/api/jobs/good/run", {});
+      const run = await until("good started", async () => {
+        const x = await d.api<{ created_at: string; started_at: string | null }>("GET", `/api/runs/${r.body.run_id}`);
+        return x.body.started_at ? x.body : null;
+      });
+      delays.push(Date.parse(run.started_at!) - Date.parse(run.created_at));
+    }
+    expect(Math.max(...delays)).toBeLessThan(1_000);
+    const alerts = await d.api<{ rows: { status: string }[] }>("GET", "/api/db/alerts");
+    expect(alerts.body.rows.length).toBeGreaterThan(0);
+    expect(alerts.body.rows.every((a) => a.status === "pending")).toBe(true);
+  });
+});
+
+describe("crash recovery", () => {
+  it("after SIGKILL of the daemon, the lost run is reconciled and retried and its grandchildren are gone", async () => {
+    const dir = proj(`jobs:\n  work:\n    command: "test -f again && echo recovered || { touch again; sleep 100 & sleep 100; }"\n    retries: 1\n    retry_delay: "fixed:100ms"\n`, {
+      daemon: "executor:\n  kill_grace: 500ms\n",
+    });
+    const d = await daemon(dir);
+    const r = await d.api<{ run_id: number }>("POST", "/api/jobs/work/run", {});
+    const running = await until("running", async () => {
+      const x = await d.api<{ status: string; pid: number }>("GET", `/api/runs/${r.body.run_id}`);
+      return x.body.status === "RUNNING" ? x.body : null;
+    });
+    await d.stop("SIGKILL");
+    const groupAlive = () => spawnSync("/bin/sh", ["-c", `kill -0 -${running.pid} 2>/dev/null`]).status === 0;
+    expect(groupAlive()).toBe(true);
+    const again = await daemon(dir);
+    const done = await until("retried to success", async () => {
+      const x = await again.api<{ status: string; attempt: number }>("GET", `/api/runs/${r.body.run_id}`);
+      return x.body.status === "SUCCESS" ? x.body : null;
+    });
+    expect(done.attempt).toBe(2);
+    await until("group gone", () => !groupAlive(), 5_000);
+  });
+});
