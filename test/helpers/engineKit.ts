@@ -89,7 +89,7 @@ export async function engineKit(yaml: string, opts: KitOptions = {}) {
     /** The run's log lines (flushed first). */
     lines(id: number, streams?: ("stdout" | "stderr" | "healthcheck")[]): string[] {
       store.logs.flush();
-      return store.logs.forRun(id, { limit: 100_000, offset: 0, streams }).lines.map((l) => l.line);
+      return store.logs.forRun(id, { limit: 10_000, offset: 0, streams }).lines.map((l) => l.line);
     },
     statusesOf(id: number): RunStatus[] {
       return transitions.filter((t) => t.id === id).map((t) => t.to);
