@@ -1,0 +1,88 @@
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { MIGRATIONS, migrate, schemaVersion, SchemaTooNewError, SVC_APPLICATION_ID } from "./migrations/index.js";
+import type { Migration } from "./migrations/index.js";
+import { open, tempDir, waitFor } from "./testing.js";
+import type { TempDir } from "./testing.js";
+
+let tmp: TempDir;
+afterEach(() => tmp?.remove());
+
+const NOW = "2026-11-21T10:00:00.000Z";
+const names = (db: Database.Database, type: string): string[] =>
+  db.prepare("SELECT name FROM sqlite_schema WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all(type) as string[];
+
+describe("migrations", () => {
+  it("numbers migrations 1, 2, 3... in order", () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+  });
+
+  it("builds the whole schema from an empty file", () => {
+    tmp = tempDir();
+    open(tmp.file()).close();
+    const db = new Database(tmp.file(), { readonly: true });
+    expect(schemaVersion(db)).toBe(MIGRATIONS.length);
+    expect(db.pragma("application_id", { simple: true })).toBe(SVC_APPLICATION_ID);
+    expect(db.prepare("SELECT version, name FROM schema_migrations ORDER BY version").all()).toEqual([
+      { version: 1, name: "core" },
+      { version: 2, name: "log_search" },
+    ]);
+    expect(names(db, "table")).toEqual(
+      expect.arrayContaining(["job_runs", "run_tags", "job_state", "run_logs", "run_logs_fts", "run_outputs", "alerts", "integration_status", "store_meta"]),
+    );
+    expect(names(db, "index")).toEqual(
+      expect.arrayContaining(["job_runs_slot", "job_runs_job", "job_runs_status", "job_runs_created", "run_outputs_cycle", "alerts_status"]),
+    );
+    db.close();
+  });
+
+  it("upgrades a version-1 database with rows, and indexes its existing log lines", async () => {
+    tmp = tempDir();
+    const v1 = new Database(tmp.file());
+    migrate(v1, MIGRATIONS.slice(0, 1), NOW);
+    expect(schemaVersion(v1)).toBe(1);
+    v1.prepare(
+      `INSERT INTO job_runs (job_name, status, "trigger", triggered_by, cycle_id, tags, created_at) VALUES ('old', 'SUCCESS', 'schedule', 'scheduler', 'c1', '["etl"]', ?)`,
+    ).run(NOW);
+    v1.prepare("INSERT INTO run_tags (tag, run_id) VALUES ('etl', 1)").run();
+    const line = v1.prepare("INSERT INTO run_logs (run_id, seq, ts, stream, line, job_name) VALUES (1, ?, ?, 'stdout', ?, 'old')");
+    for (let i = 1; i <= 3; i++) line.run(i, NOW, `legacy line ${i} written before search existed`);
+    v1.close();
+
+    const store = open(tmp.file(), { ftsIntervalMs: 10 });
+    expect(store.schemaVersion).toBe(2);
+    expect(store.runs.get(1)).toMatchObject({ job_name: "old", status: "SUCCESS", tags: ["etl"] });
+    expect(store.runs.audit({ tag: "etl" }, 10, 0).total).toBe(1);
+    expect(store.logs.ftsLag()).toBe(3);
+    await waitFor(() => store.logs.ftsLag() === 0, 2_000);
+    expect(store.logs.search({ q: "legacy" }, 10, 0).rows.map((r) => r.seq)).toEqual([3, 2, 1]);
+    // seq continues after the lines that were already there
+    expect(store.logs.append(1, "stdout", "new", NOW).seq).toBe(4);
+    store.close();
+  });
+
+  it("applies all pending migrations in one transaction: a failing step leaves the database as it was", () => {
+    tmp = tempDir();
+    const db = new Database(tmp.file());
+    migrate(db, MIGRATIONS.slice(0, 1), NOW);
+    const broken: Migration = {
+      version: 3,
+      name: "broken",
+      up: (d) => d.exec("CREATE TABLE half_done (x); SELECT no_such_function();"),
+    };
+    expect(() => migrate(db, [...MIGRATIONS, broken], NOW)).toThrow(/no_such_function/);
+    expect(schemaVersion(db)).toBe(1);
+    expect(names(db, "table")).not.toContain("run_logs_fts");
+    expect(names(db, "table")).not.toContain("half_done");
+    db.close();
+  });
+
+  it("refuses a newer schema and rejects a gap in the numbering", () => {
+    tmp = tempDir();
+    const db = new Database(tmp.file());
+    migrate(db, MIGRATIONS, NOW);
+    expect(() => migrate(db, MIGRATIONS.slice(0, 1), NOW)).toThrow(SchemaTooNewError);
+    expect(() => migrate(db, [MIGRATIONS[1]!], NOW)).toThrow("expected 1");
+    db.close();
+  });
+});
