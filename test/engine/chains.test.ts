@@ -45,6 +45,21 @@ jobs:
     ]);
   });
 
+  it("captures exit_code and last_line, and renders into an array command", async () => {
+    kit = await engineKit(`
+jobs:
+  a:
+    command: "echo first; echo last; echo; exit 0"
+    output: {code: exit_code, tail: last_line}
+  b:
+    command: ["/bin/echo", "code={{ outputs.a.code }}", "tail={{ outputs.a.tail }}", "$(not run)"]
+    frequency: "after:a"
+`);
+    kit.engine.runNow("a", { triggeredBy: "cli" });
+    const b = await kit.waitFor("b", () => (last(kit!, "b")?.status === "SUCCESS" ? last(kit!, "b") : null));
+    expect(kit.lines(b.id, ["stdout"]).at(-1)).toBe("code=0 tail=last $(not run)");
+  });
+
   it("never executes an output value (injection attempt)", async () => {
     kit = await engineKit(`
 jobs:

@@ -64,6 +64,17 @@ describe("a manual run through the engine", () => {
     expect(rb.exit_code).toBe(127);
   });
 
+  it("records a non-executable file as a failed run", async () => {
+    kit = await engineKit(`jobs:\n  noexec:\n    command: ["./data.txt"]\n`);
+    const { chmodSync, writeFileSync } = await import("node:fs");
+    writeFileSync(join(kit.dir, "data.txt"), "not a program");
+    chmodSync(join(kit.dir, "data.txt"), 0o644);
+    const run = kit.engine.runNow("noexec", { triggeredBy: "cli" });
+    const done = await kit.waitRun(run.id, ["FAILED"]);
+    expect(done.error).toMatch(/permission denied|EACCES/);
+    expect(kit.lines(run.id, ["stderr"]).join("\n")).toMatch(/svc: cannot start/);
+  });
+
   it("rejects a reason over 500 characters and unknown jobs with typed errors", async () => {
     kit = await engineKit(`jobs:\n  a:\n    command: "true"\n`);
     expect(() => kit!.engine.runNow("a", { reason: "x".repeat(501), triggeredBy: "cli" })).toThrow(EngineError);
