@@ -73,7 +73,8 @@ async function renderTimes(): Promise<BenchResult[]> {
   }
   const dir = mkdtempSync(join(tmpdir(), "svc-web-bench-"));
   writeFileSync(join(dir, "svc.yaml"), bigProject());
-  const proc = spawn(process.execPath, [join(ROOT, "bin", "svcd.js"), "-c", join(dir, "svc.yaml")], { cwd: dir, stdio: "ignore" });
+  const svcd = process.env.SVCD_BIN ?? join(ROOT, "bin", "svcd.js");
+  const proc = spawn(process.execPath, [svcd, "-c", join(dir, "svc.yaml")], { cwd: dir, stdio: "ignore" });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],

@@ -226,7 +226,9 @@ suite("dashboard against a real daemon", () => {
   const shot = async (p: Page, name: string) => {
     await p.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
   };
+  /** A fresh page load per view: a hash-only goto would keep the previous view's state. */
   const open = async (hash: string) => {
+    await page.goto("about:blank");
     await page.goto(`${daemon.url}${hash}`);
   };
 
@@ -298,6 +300,7 @@ suite("dashboard against a real daemon", () => {
     await page.waitForURL(/runs=40/);
     await expect.poll(() => rows.count()).toBe(30);
     expect(await page.locator(".kv").last().innerText()).toContain("allow");
+    await shot(page, "job");
 
     const slaRun = await runJob(daemon, "slow");
     await waitRun(daemon, slaRun, ["SUCCESS"]);
@@ -306,7 +309,6 @@ suite("dashboard against a real daemon", () => {
     await expect.poll(() => first.innerText()).toContain("breached");
     expect(await first.innerText()).toContain("healthcheck pass");
     await page.locator(".chart-box canvas").first().waitFor();
-    await shot(page, "job");
   });
 
   it("run view shows the record, outputs, the cycle's other runs, and stored logs by stream", async () => {
@@ -497,14 +499,19 @@ suite("dashboard against a real daemon", () => {
     await editor.fill(broken);
     const badLine = broken.split("\n").findIndex((l) => l.includes('"2730"')) + 1;
     await page.locator(".gl-error", { hasText: String(badLine) }).waitFor();
-    await page.locator("#editor-issues li.issue-error").first().waitFor();
+    const issue = page.locator("#editor-issues li.issue-error").first();
+    await issue.getByRole("button", { name: new RegExp(`svc.yaml:${badLine}:`) }).click();
+    await expect.poll(() => editor.evaluate((el) => {
+      const t = el as unknown as { value: string; selectionStart: number; selectionEnd: number };
+      return t.value.slice(t.selectionStart, t.selectionEnd);
+    })).toContain('"2730"');
     await shot(page, "config-errors");
     await page.getByRole("button", { name: "Save and reload" }).click();
     await page.getByText("Not saved: the config is invalid (422)").waitFor();
     expect(readFileSync(join(daemon.dir, "svc.yaml"), "utf8")).toBe(original);
 
     await editor.fill(original.replace("Pull rows from the source", "Pull rows (edited in the browser)"));
-    await page.getByTestId("validation").getByText("valid").waitFor();
+    await expect.poll(() => page.getByTestId("validation").innerText()).toMatch(/valid|0 errors/);
     await page.getByRole("button", { name: "Save and reload" }).click();
     await page.getByText("svc.yaml saved and reloaded").waitFor();
     expect(readFileSync(join(daemon.dir, "svc.yaml"), "utf8")).toContain("Pull rows (edited in the browser)");

@@ -74,3 +74,6 @@ export function runDuration(run: { duration_ms: number | null; started_at: strin
 }
 
 export const shortId = (uuid: string | null | undefined) => (uuid ? uuid.slice(0, 8) : "—");
+
+/** `plural(1, "run")` -> "1 run", `plural(3, "run")` -> "3 runs". */
+export const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;

@@ -5,6 +5,7 @@ import { patchQuery, type Route } from "../lib/router.js";
 import { AUDIT_CSV_HEADER, download, toCsv } from "../lib/csv.js";
 import type { JobSummary, RunRecord } from "../lib/types.js";
 import { notify } from "../lib/notices.js";
+import { plural } from "../lib/format.js";
 import { FilterForm, pageFromQuery, type FilterField } from "../components/FilterForm.js";
 import { Pager } from "../components/Table.js";
 import { RunsTable } from "../components/RunsTable.js";
@@ -54,7 +55,7 @@ export function AuditView({ route }: { route: Route }) {
     const runs = await fetchAll(filters);
     const stamp = new Date().toISOString().replace(/[:.]/g, "-");
     download(`svc-audit-${stamp}.csv`, toCsv(AUDIT_CSV_HEADER, runs as unknown as Record<string, unknown>[]));
-    notify("ok", `Exported ${runs.length} runs as CSV`);
+    notify("ok", `Exported ${plural(runs.length, "run")} as CSV`);
   });
 
   return (

@@ -3,6 +3,7 @@ import { api, type ApiError } from "../lib/api.js";
 import { useApi, toApiError } from "../lib/useApi.js";
 import type { ConfigIssue, ValidateResponse } from "../lib/types.js";
 import { notify } from "../lib/notices.js";
+import { plural } from "../lib/format.js";
 import { issueText } from "../components/IssueList.js";
 import { Badge } from "../components/StatusBadge.js";
 import { ErrorBox, Loaded } from "../components/States.js";
@@ -107,7 +108,7 @@ function Editor({ source, onSaved }: { source: Source; onSaved: () => void }) {
             <Badge tone="bad">validation unavailable: {check.error.message}</Badge>
           ) : issues.length > 0 ? (
             <Badge tone={errors ? "bad" : "warn"}>
-              {errors} errors, {warnings} warnings
+              {plural(errors, "error")}, {plural(warnings, "warning")}
             </Badge>
           ) : check.state === "done" ? (
             <Badge tone="ok">valid</Badge>

@@ -2,7 +2,7 @@ import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { RunRecord } from "../lib/types.js";
-import { runDuration } from "../lib/format.js";
+import { plural, runDuration } from "../lib/format.js";
 
 function cssVar(name: string, fallback: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
@@ -65,7 +65,11 @@ export default function DurationChart({ runs }: { runs: RunRecord[] }) {
         { stroke: text, grid: { stroke: grid } },
         { stroke: text, grid: { stroke: grid }, label: "seconds", size: 60 },
       ],
-      scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+      scales: {
+        // One run (or runs in one instant) would stretch the axis over years: pad it by 30 s.
+        x: { time: true, range: (_u, min, max) => (max - min < 60 ? [min - 30, max + 30] : [min, max]) },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+      },
     };
     plot.current = new uPlot(opts, data, el);
     const ro = new ResizeObserver(() => plot.current?.setSize({ width: Math.max(300, el.clientWidth), height: 220 }));
@@ -83,9 +87,9 @@ export default function DurationChart({ runs }: { runs: RunRecord[] }) {
 
   return (
     <figure class="chart">
-      <div ref={box} class="chart-box" role="img" aria-label={`Durations of ${count} runs, ${failures} failed, ${breaches} over SLA`} />
+      <div ref={box} class="chart-box" role="img" aria-label={`Durations of ${plural(count, "run")}, ${failures} failed, ${breaches} over SLA`} />
       <figcaption class="sub">
-        Duration of the last {count} runs. Failed runs are marked with a red dot (✕ {failures}), SLA breaches with an amber
+        Duration of the last {plural(count, "run")}. Failed runs are marked with a red dot (✕ {failures}), SLA breaches with an amber
         ring (! {breaches}).
       </figcaption>
     </figure>
