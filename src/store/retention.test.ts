@@ -1,0 +1,146 @@
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Store } from "./api.js";
+import { newRun, open, runTo, tempDir, waitFor } from "./testing.js";
+import type { TempDir } from "./testing.js";
+import type { RunRecord, RunStatus } from "./types.js";
+
+const DAY = 86_400_000;
+const NOW = Date.parse("2026-11-21T12:00:00.000Z");
+const ago = (days: number) => new Date(NOW - days * DAY).toISOString();
+
+let tmp: TempDir;
+let store: Store;
+afterEach(() => {
+  store?.close();
+  tmp?.remove();
+});
+
+function fresh(): Store {
+  tmp = tempDir();
+  store = open(tmp.file(), { ftsIntervalMs: 5 });
+  return store;
+}
+
+/** A run created `days` ago in `status`, with `lines` log lines and one output. */
+function aged(job: string, status: RunStatus, days: number, lines = 3): RunRecord {
+  const created = ago(days);
+  const run = runTo(store, status, { job_name: job, created_at: created });
+  for (let i = 0; i < lines; i++) store.logs.append(run.id, "stdout", `${job} ${status} line ${i} marker${run.id}`, created);
+  store.outputs.put({ run_id: run.id, job_name: job, var_name: "rows", value: String(run.id), cycle_id: run.cycle_id, created_at: created });
+  return run;
+}
+
+const ids = (runs: RunRecord[]) => runs.map((r) => r.id).sort((a, b) => a - b);
+const remaining = () => ids(store.runs.audit({}, 10_000, 0).rows);
+const ftsRows = () => {
+  const db = new Database(store.path, { readonly: true });
+  const n = db.prepare("SELECT count(*) FROM run_logs_fts").pluck().get() as number;
+  db.close();
+  return n;
+};
+
+describe("retention", () => {
+  it("deletes runs older than max_age (finished_at, else created_at) with their logs, search entries and outputs", async () => {
+    fresh();
+    const old = [aged("a", "SUCCESS", 40), aged("a", "FAILED", 31), aged("b", "SKIPPED", 35)];
+    const young = [aged("a", "SUCCESS", 5), aged("b", "FAILED", 29)];
+    // created long ago but finished recently: its age counts from finished_at
+    const late = runTo(store, "SUCCESS", { job_name: "c", created_at: ago(45) }, { finished_at: ago(1) });
+    store.logs.flush();
+    await waitFor(() => store.logs.ftsLag() === 0, 2_000);
+    expect(store.logs.search({ q: `marker${old[0]!.id}` }, 10, 0).total).toBe(3);
+
+    const result = store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
+    expect(result).toEqual({ runsByAge: 3, runsByCap: 0, logLines: 9, outputs: 3 });
+    expect(remaining()).toEqual(ids([...young, late]));
+    for (const r of old) {
+      expect(store.runs.get(r.id)).toBeNull();
+      expect(store.logs.forRun(r.id, { limit: 10, offset: 0 }).total).toBe(0);
+      expect(store.outputs.forRun(r.id)).toEqual([]);
+      expect(store.logs.search({ q: `marker${r.id}` }, 10, 0).total).toBe(0);
+    }
+    expect(ftsRows()).toBe(6); // only the young runs' lines are still indexed
+    expect(store.outputs.forRun(young[0]!.id)).toHaveLength(1);
+    expect(store.runs.audit({ tag: "x" }, 10, 0).total).toBe(0);
+    expect(store.integrityCheck()).toBe("ok");
+  });
+
+  it("keeps only the N most recent completed runs per job", () => {
+    fresh();
+    const a = [5, 4, 3, 2, 1].map((d) => aged("a", d % 2 ? "SUCCESS" : "FAILED", d));
+    const b = [aged("b", "SKIPPED", 3), aged("b", "SUCCESS", 1)];
+    const result = store.vacuum({ maxAgeMs: null, maxRunsPerJob: 2 }, NOW);
+    expect(result).toEqual({ runsByAge: 0, runsByCap: 3, logLines: 9, outputs: 3 });
+    expect(remaining()).toEqual(ids([a[3]!, a[4]!, ...b]));
+    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: 0 }, NOW).runsByCap).toBe(4);
+  });
+
+  it("never prunes PENDING, RUNNING or RETRYING runs, by age or by cap", () => {
+    fresh();
+    const active = (["PENDING", "RUNNING", "RETRYING"] as const).map((s) => aged("a", s, 100));
+    const done = [aged("a", "SUCCESS", 100), aged("a", "FAILED", 2), aged("a", "SUCCESS", 1)];
+    const result = store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: 1 }, NOW);
+    expect(result).toMatchObject({ runsByAge: 1, runsByCap: 1 });
+    expect(remaining()).toEqual(ids([...active, done[2]!]));
+    for (const r of active) expect(store.logs.forRun(r.id, { limit: 10, offset: 0 }).total).toBe(3);
+  });
+
+  it("does nothing without limits, and rejects nonsense limits", () => {
+    fresh();
+    aged("a", "SUCCESS", 400);
+    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: null }, NOW)).toEqual({ runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0 });
+    expect(() => store.vacuum({ maxAgeMs: -1, maxRunsPerJob: null }, NOW)).toThrow(RangeError);
+    expect(() => store.vacuum({ maxAgeMs: null, maxRunsPerJob: 1.5 }, NOW)).toThrow(RangeError);
+  });
+
+  it("keeps alerts of pruned runs, without the run id", () => {
+    fresh();
+    const run = aged("a", "FAILED", 90);
+    const alert = store.alerts.create({ job_name: "a", run_id: run.id, event: "on_failure", channel: "chat:#ops", payload: "{}", created_at: ago(90) });
+    store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
+    expect(store.alerts.get(alert.id)).toMatchObject({ run_id: null, job_name: "a" });
+  });
+
+  it("prunes a big backlog in bounded steps, yielding to the event loop (vacuumAsync)", async () => {
+    fresh();
+    store.tx(() => {
+      for (let i = 0; i < 1_200; i++) {
+        const run = runTo(store, "SUCCESS", { job_name: `j${i % 3}`, created_at: ago(60) });
+        for (let k = 0; k < 10; k++) store.logs.append(run.id, "stdout", `old ${k}`, ago(60));
+      }
+    });
+    store.logs.flush();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    const result = await store.vacuumAsync({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
+    clearInterval(timer);
+    expect(result).toEqual({ runsByAge: 1_200, runsByCap: 0, logLines: 12_000, outputs: 0 });
+    expect(ticks).toBeGreaterThan(2); // the loop turned between steps
+    expect(remaining()).toEqual([]);
+  });
+
+  it("keeps new lines searchable after the newest lines were deleted (ids restart below the old watermark)", async () => {
+    fresh();
+    const old = aged("a", "SUCCESS", 90, 50);
+    store.logs.flush();
+    await waitFor(() => store.logs.ftsLag() === 0, 2_000);
+    store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
+    expect(store.runs.get(old.id)).toBeNull();
+    const run = runTo(store, "RUNNING", { created_at: ago(0) }).id;
+    store.logs.append(run, "stdout", "reborn line", ago(0));
+    store.logs.flush();
+    await waitFor(() => store.logs.ftsLag() === 0, 2_000);
+    expect(store.logs.search({ q: "reborn" }, 10, 0).total).toBe(1);
+    expect(ftsRows()).toBe(1);
+  });
+});
+
+describe("retention and the engine's run lifecycle", () => {
+  it("counts a run created SKIPPED as completed", () => {
+    fresh();
+    const skipped = store.runs.create(newRun({ job_name: "s", status: "SKIPPED", created_at: ago(50), error: "concurrency forbid" }));
+    expect(store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW).runsByAge).toBe(1);
+    expect(store.runs.get(skipped.id)).toBeNull();
+  });
+});
