@@ -4,6 +4,7 @@ import { isTerminal } from "../store/runStatus.js";
 import type { LogLine } from "../store/types.js";
 import { toError } from "../shared/toError.js";
 import type { ApiDeps } from "./deps.js";
+import { notFound } from "./errors.js";
 import { runIdSchema } from "./schemas.js";
 
 /**
@@ -58,6 +59,9 @@ export function logStreamRoute(app: FastifyInstance, deps: ApiDeps, opts: LogStr
           'Unknown run: `{"type":"error","message"}` and close 4404. A client with more than 8 MiB unsent is closed with 4429.',
         tags: ["runs"],
         params: { type: "object", required: ["run_id"], properties: { run_id: runIdSchema } },
+      },
+      preHandler: async (request) => {
+        if (!request.ws) throw notFound(`${request.url} is a WebSocket endpoint: connect with an Upgrade: websocket request`);
       },
     },
     (socket, request) => {

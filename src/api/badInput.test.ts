@@ -1,0 +1,164 @@
+/**
+ * Bad input over real HTTP (and raw TCP where fetch would clean the request
+ * up first): each is answered in the error shape or dropped cleanly, and
+ * the daemon keeps serving.
+ */
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BODY_LIMIT } from "./index.js";
+import { apiKit, type ApiKit } from "./testkit.js";
+
+let k: ApiKit;
+beforeAll(async () => {
+  k = await apiKit("jobs:\n  hello:\n    command: echo hi\n");
+});
+afterAll(async () => {
+  await k?.close();
+});
+
+/** Sends raw bytes, returns the status line's code and the body. */
+function raw(bytes: Buffer | string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(k.port, "127.0.0.1");
+    let data = "";
+    socket.on("data", (c) => (data += c.toString("latin1")));
+    socket.on("end", () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1] ?? 0);
+      resolve({ status, body: data.slice(data.indexOf("\r\n\r\n") + 4) });
+    });
+    socket.on("error", reject);
+    socket.write(bytes);
+  });
+}
+
+const errorBody = (code: string) => ({ error: expect.objectContaining({ code, message: expect.any(String) }) });
+
+describe("bodies", () => {
+  it("malformed JSON is 400", async () => {
+    for (const body of ["{bad", '{"reason": }', "[1,", '{"reason":"x"} trailing']) {
+      const r = await k.request("POST", "/api/jobs/hello/run", { raw: body, headers: { "content-type": "application/json" } });
+      expect(r.status, body).toBe(400);
+      expect(r.body).toEqual(errorBody("bad_request"));
+      expect(r.body.error.message).toMatch(/JSON/);
+    }
+  });
+
+  it("a body that is JSON but not an object is 400", async () => {
+    for (const body of ["[]", '"text"', "42", "true"]) {
+      const r = await k.request("POST", "/api/jobs/hello/run", { raw: body, headers: { "content-type": "application/json" } });
+      expect(r.status, body).toBe(400);
+    }
+  });
+
+  it("prototype poisoning is refused", async () => {
+    const r = await k.request("POST", "/api/jobs/hello/run", { raw: '{"__proto__": {"polluted": true}}', headers: { "content-type": "application/json" } });
+    expect(r.status).toBe(400);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("a content type other than JSON is 400; JSON with a charset or no body at all is fine", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"]) {
+      const r = await k.request("POST", "/api/jobs/hello/run", { raw: "reason=x", headers: { "content-type": type } });
+      expect(r.status, type).toBe(400);
+      expect(r.body).toEqual(errorBody("bad_request"));
+      expect(r.body.error.message).toMatch(/Content-Type/);
+    }
+    const charset = await k.request("POST", "/api/jobs/hello/run", { raw: '{"reason":"x"}', headers: { "content-type": "application/json; charset=utf-8" } });
+    expect(charset.status).toBe(202);
+    expect((await k.request("POST", "/api/jobs/hello/run")).status).toBe(202);
+    const emptyJson = await k.request("POST", "/api/jobs/hello/run", { raw: "", headers: { "content-type": "application/json" } });
+    expect(emptyJson.status).toBe(202);
+  });
+
+  it("a body over 1 MiB is 413; just under the limit is parsed and validated", async () => {
+    const big = JSON.stringify({ reason: "x".repeat(BODY_LIMIT) });
+    const r = await k.request("POST", "/api/jobs/hello/run", { raw: big, headers: { "content-type": "application/json" } });
+    expect(r.status).toBe(413);
+    expect(r.body).toEqual(errorBody("payload_too_large"));
+    const under = JSON.stringify({ reason: "x".repeat(BODY_LIMIT - 100) });
+    const v = await k.request("POST", "/api/jobs/hello/run", { raw: under, headers: { "content-type": "application/json" } });
+    expect(v.status).toBe(400); // reason over 500 characters, not a size problem
+    const save = await k.request("POST", "/api/config/save", { raw: JSON.stringify({ content: "#".repeat(BODY_LIMIT + 1) }), headers: { "content-type": "application/json" } });
+    expect(save.status).toBe(413);
+  });
+
+  it("a client that sends half a body and disconnects leaves the daemon serving", async () => {
+    await new Promise<void>((resolve) => {
+      const socket = connect(k.port, "127.0.0.1", () => {
+        socket.write("POST /api/jobs/hello/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"rea");
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 50);
+      });
+    });
+    expect((await k.get("/api/status")).status).toBe(200);
+  });
+});
+
+describe("paths and queries", () => {
+  it("unknown routes and methods are 404 in the error shape", async () => {
+    for (const [method, path] of [
+      ["GET", "/api/nope"],
+      ["GET", "/nope"],
+      ["POST", "/api/status"],
+      ["DELETE", "/api/jobs/hello"],
+      ["PUT", "/api/jobs/hello/run"],
+      ["GET", "/api/jobs/hello/run"],
+    ] as const) {
+      const r = await k.request(method, path);
+      expect(r.status, `${method} ${path}`).toBe(404);
+      expect(r.body).toEqual(errorBody("not_found"));
+    }
+  });
+
+  it("GET /ws/logs/:id without an upgrade is 404", async () => {
+    const r = await k.get("/ws/logs/1");
+    expect(r.status).toBe(404);
+    expect(r.body).toEqual(errorBody("not_found"));
+    expect(r.body.error.message).toMatch(/WebSocket/);
+  });
+
+  it("path traversal in job names never reaches a lookup", async () => {
+    for (const path of ["/api/jobs/..%2F..%2Fetc%2Fpasswd", "/api/jobs/hello%2F..%2F..", "/api/jobs/..%5Chello/run"]) {
+      const r = await k.request(path.endsWith("/run") ? "POST" : "GET", path);
+      expect(r.status, path).toBe(400);
+      expect(r.body.error.message).toContain('"name"');
+    }
+    // unencoded, as a raw client can send it
+    const dots = await raw("GET /api/jobs/../../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    expect(dots.status).toBe(404);
+    expect(JSON.parse(dots.body)).toEqual(errorBody("not_found"));
+    const run = await raw("POST /api/jobs/../run HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    expect(run.status).toBe(400);
+  });
+
+  it("invalid UTF-8 or bad percent-encoding is 400", async () => {
+    for (const path of ["/api/jobs/%FF", "/api/jobs/%E0%A4%A", "/api/runs/%C3%28/logs"]) {
+      const r = await k.get(path);
+      expect(r.status, path).toBe(400);
+      expect(r.body).toEqual(errorBody("bad_request"));
+    }
+    for (const query of ["tag=%FF%FE", "tag=%C3%28", "status=%FF"]) {
+      const r = await k.get(`/api/jobs?${query}`.replace("jobs?status", "audit?status"));
+      expect(r.status, query).toBe(400);
+      expect(r.body).toEqual(errorBody("bad_request"));
+    }
+    // raw non-UTF-8 bytes on the wire
+    const bytes = Buffer.concat([Buffer.from("GET /api/jobs/"), Buffer.from([0xff, 0xfe]), Buffer.from(" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]);
+    const r = await raw(bytes);
+    expect([400, 404]).toContain(r.status);
+  });
+
+  it("repeated or empty values where one is expected are 400", async () => {
+    expect((await k.get("/api/audit?status=failed&status=success")).status).toBe(400);
+    expect((await k.get("/api/audit?job=")).status).toBe(400);
+    expect((await k.get("/api/db/job_runs?page=")).status).toBe(400);
+  });
+
+  it("the daemon still answers after all of it", async () => {
+    const r = await k.get("/api/status");
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe("ok");
+  });
+});
