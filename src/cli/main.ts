@@ -86,7 +86,8 @@ function configure(cmd: Command, ctx: CliContext): void {
 function report(e: unknown, ctx: CliContext): number {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return EXIT_OK;
-    if (e.code === "commander.help") return EXIT_USAGE; // `svc` with no command: help went to stderr
+    // `svc` alone prints help to stderr as a usage error; `svc help x` is a success.
+    if (e.code === "commander.help") return e.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     const message = oneLine(e.message.replace(/^error: /, "")).replace(/^\((Did you mean .*)\)$/, "$1");
     ctx.output.err(`svc: ${message} (see 'svc --help')\n`);
     return EXIT_USAGE;

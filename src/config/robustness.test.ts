@@ -92,7 +92,7 @@ describe("the loaders never throw", () => {
         parseBoth(SAMPLE.slice(0, n));
         parseBoth(DAEMON_SAMPLE.slice(0, n % (DAEMON_SAMPLE.length + 1)));
       }),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
   });
 
@@ -101,7 +101,7 @@ describe("the loaders never throw", () => {
       fc.property(fc.nat(SAMPLE.length), fc.nat(40), fc.string({ maxLength: 6, unit: "binary" }), (at, del, ins) => {
         parseBoth(SAMPLE.slice(0, at) + ins + SAMPLE.slice(at + del));
       }),
-      { numRuns: 400 },
+      { numRuns: 200 },
     );
   });
 
@@ -113,14 +113,14 @@ describe("the loaders never throw", () => {
         parseBoth(YAML.stringify({ jobs: { a: value } }));
         parseBoth(YAML.stringify({ api: value, auth: value }));
       }),
-      { numRuns: 300 },
+      { numRuns: 100 },
     );
   });
 
   it("property: random text", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 200, unit: "binary" }), (text) => parseBoth(text)),
-      { numRuns: 400 },
+      { numRuns: 200 },
     );
   });
 

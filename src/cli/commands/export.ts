@@ -1,0 +1,97 @@
+/**
+ * `svc export --format=json [--output FILE] [--include-logs]`: the daemon's
+ * state as one JSON document: daemon info, effective config (secrets ***),
+ * jobs, job_state, every run, outputs, alerts, integrations, and with
+ * --include-logs every run's log lines.
+ *
+ * The API has no single export route, so the document is composed from the
+ * read routes. Runs are read with `until` pinned to the export instant, so a
+ * run created meanwhile cannot shift pages; outputs and alerts (newest first)
+ * are de-duplicated by id. It is a snapshot per table, not one transaction.
+ */
+import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { clientFor } from "../client/index.js";
+import type { DaemonClient, Query } from "../client/http.js";
+import type { AuditAnswer, DaemonInfo, Integration, JobsAnswer, RunRecord, Slice } from "../client/types.js";
+import type { CliContext } from "../context.js";
+import { printJson, UsageError } from "../output.js";
+import { allLines } from "./logs.js";
+
+export const EXPORT_FORMAT_VERSION = 1;
+const LIMIT = 1000;
+const PAGE_SIZE = 100;
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("export")
+    .description("print a full state snapshot (runs, job_state, outputs, alerts, integrations) as one JSON document")
+    .option("--format <format>", "output format (json)", "json")
+    .option("--output <file>", "write to this file instead of stdout")
+    .option("--include-logs", "also every run's log lines (can be large)")
+    .action(async (opts: { format: string; output?: string; includeLogs?: boolean }, cmd: Command) => {
+      if (opts.format.toLowerCase() !== "json") throw new UsageError(`--format supports json, got "${opts.format}"`, "see 'svc export --help'");
+      const client = clientFor(cmd, ctx);
+      const doc = await snapshot(client, opts.includeLogs === true);
+      if (opts.output === undefined) return printJson(ctx.output, doc);
+      writeFileSync(resolve(ctx.cwd, opts.output), `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
+      ctx.output.err(`svc: wrote ${doc.runs.length} runs to ${opts.output}\n`);
+    });
+}
+
+export async function snapshot(client: DaemonClient, includeLogs: boolean) {
+  const exportedAt = new Date().toISOString();
+  const daemon = await client.get<DaemonInfo>("/api/daemon/info");
+  const config = await client.get<unknown>("/api/config");
+  const { jobs } = await client.get<JobsAnswer>("/api/jobs");
+  const jobState = await pages<Record<string, unknown>>(client, "/api/db/job_state");
+  const runs = (await slices<RunRecord>(client, "/api/audit", { until: exportedAt }, "runs")).sort((a, b) => a.id - b.id);
+  const outputs = byId(await slices<{ id: number }>(client, "/api/db/run_outputs"));
+  const alerts = byId(await slices<{ id: number }>(client, "/api/db/alerts"));
+  const { integrations } = await client.get<{ integrations: Integration[] }>("/api/integrations");
+  const doc = {
+    format: "svc-export",
+    format_version: EXPORT_FORMAT_VERSION,
+    exported_at: exportedAt,
+    daemon,
+    config,
+    jobs,
+    job_state: jobState,
+    runs,
+    outputs,
+    alerts,
+    integrations,
+  };
+  if (!includeLogs) return doc;
+  const logs: { run_id: number; lines: unknown[] }[] = [];
+  for (const r of runs) logs.push({ run_id: r.id, lines: await allLines(client, r.id) });
+  return { ...doc, run_logs: logs };
+}
+
+/** `{rows|runs, total, limit, offset}` routes, all of it. */
+async function slices<T>(client: DaemonClient, path: string, query: Query = {}, key = "rows"): Promise<T[]> {
+  const out: T[] = [];
+  for (let offset = 0; ; ) {
+    const page = await client.get<Slice<T> & AuditAnswer>(path, { ...query, limit: LIMIT, offset });
+    const rows = (page as unknown as Record<string, T[]>)[key] ?? [];
+    out.push(...rows);
+    offset += rows.length;
+    if (rows.length === 0 || offset >= page.total) return out;
+  }
+}
+
+/** `{rows, total, page, page_size}` routes, all of it. */
+async function pages<T>(client: DaemonClient, path: string): Promise<T[]> {
+  const out: T[] = [];
+  for (let page = 1; ; page++) {
+    const p = await client.get<{ rows: T[]; total: number }>(path, { page, page_size: PAGE_SIZE });
+    out.push(...p.rows);
+    if (p.rows.length < PAGE_SIZE || out.length >= p.total) return out;
+  }
+}
+
+/** Rows read newest first while new ones arrive can repeat: keep one per id, oldest first. */
+function byId<T extends { id: number }>(rows: T[]): T[] {
+  return [...new Map(rows.map((r) => [r.id, r])).values()].sort((a, b) => a.id - b.id);
+}

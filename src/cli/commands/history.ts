@@ -1,0 +1,48 @@
+/** `svc history <job> [--last <n>] [--json]`: the job's recent runs, newest first. */
+import type { Command } from "commander";
+import { clientFor } from "../client/index.js";
+import { forJob, jobPath } from "../client/jobs.js";
+import { cell, duration, localTime, statusText, styleFor, table, type Style } from "../client/present.js";
+import type { JobDetail, RunRecord } from "../client/types.js";
+import type { CliContext } from "../context.js";
+import { printJson, printLine, UsageError } from "../output.js";
+
+const MAX_LAST = 500;
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("history")
+    .description("recent runs of a job, newest first")
+    .argument("<job>", "job name")
+    .option("--last <n>", `how many runs (1-${MAX_LAST})`, "20")
+    .option("--json", 'print {"job", "runs": [run records]}')
+    .action(async (job: string, opts: { last: string; json?: boolean }, cmd: Command) => {
+      const n = Number(opts.last);
+      if (!/^[0-9]+$/.test(opts.last) || n < 1 || n > MAX_LAST) {
+        throw new UsageError(`--last must be an integer from 1 to ${MAX_LAST}, got "${opts.last}"`, "see 'svc history --help'");
+      }
+      const client = clientFor(cmd, ctx);
+      const detail = await forJob(job, () => client.get<JobDetail>(jobPath(job), { runs: n }));
+      if (opts.json) return printJson(ctx.output, { job, runs: detail.runs });
+      if (detail.runs.length === 0) return printLine(ctx.output, `(no runs of ${job} yet)`);
+      printLine(ctx.output, runsTable(detail.runs, styleFor(ctx), false));
+    });
+}
+
+/** Runs as a table (history, audit); `withJob` adds the JOB column. */
+export function runsTable(runs: RunRecord[], style: Style, withJob: boolean): string {
+  const headers = ["RUN", ...(withJob ? ["JOB"] : []), "STATUS", "TRIGGER", "BY", "ATTEMPT", "STARTED", "DURATION", "EXIT", "REASON / ERROR"];
+  const rows = runs.map((r) => [
+    String(r.id),
+    ...(withJob ? [r.job_name] : []),
+    statusText(style, r.status) + (r.sla_breached ? style.yellow(" (SLA)") : ""),
+    r.trigger,
+    r.triggered_by,
+    String(r.attempt),
+    localTime(r.started_at ?? r.created_at),
+    duration(r.duration_ms),
+    r.exit_code === null ? "-" : String(r.exit_code),
+    cell([r.reason, r.error].filter((x) => x).join(" / ")),
+  ]);
+  return table(headers, rows, style);
+}

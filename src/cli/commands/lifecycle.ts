@@ -1,0 +1,207 @@
+/**
+ * The daemon's lifecycle from the client: `svc start` (background daemon,
+ * CONTRACT §1), `svc stop [--force]` and `svc reload`.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { Command } from "commander";
+import type { ConfigIssue } from "../../config/types.js";
+import { formatIssue } from "../../config/issues.js";
+import { clientFor, clientGlobals } from "../client/index.js";
+import { ApiError } from "../client/errors.js";
+import { apiError, DaemonClient } from "../client/http.js";
+import { NoDaemonError, projectPaths, readAddrFile, resolveTarget, type ClientGlobals } from "../client/target.js";
+import type { DaemonInfo } from "../client/types.js";
+import type { CliContext } from "../context.js";
+import { shownPath } from "../configFiles.js";
+import { CliError, printError, printJson, printLine, UsageError } from "../output.js";
+
+const START_TIMEOUT_MS = 10_000;
+const POLL_MS = 50;
+const SVCD_BIN = new URL("../../../bin/svcd.js", import.meta.url);
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("start")
+    .description("start the daemon in the background; prints its URL once it answers (max 10 s)")
+    .addHelpText("after", "\nThe daemon's output goes to <data>/svcd.out. `svc daemon run` (or svcd) runs it in the foreground.")
+    .action((_opts: unknown, cmd: Command) => start(ctx, clientGlobals(cmd)));
+
+  program
+    .command("stop")
+    .description("stop the daemon: drain running jobs (graceful), or kill them with --force")
+    .option("--force", "kill running jobs now instead of waiting for them")
+    .option("--timeout <seconds>", "how long to wait for the daemon to exit", "120")
+    .option("--json", 'print {"stopped", "pid", "force"}')
+    .action((opts: { force?: boolean; timeout: string; json?: boolean }, cmd: Command) => stop(ctx, cmd, opts));
+
+  program
+    .command("reload")
+    .description("reload svc.yaml and svcd.yaml in the running daemon (an invalid config is rejected and the old one stays)")
+    .option("--json", 'print the daemon\'s answer {"ok", "jobs"}')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const client = clientFor(cmd, ctx);
+      const res = await client.raw<{ ok: boolean; jobs: number }>("POST", "/api/daemon/reload");
+      if (res.status === 422) {
+        const body = res.body as unknown as { error: { message: string; details?: ConfigIssue[] } };
+        for (const issue of body.error.details ?? []) printError(ctx.output, formatIssue(issue, shownPath(ctx, issue.file)));
+        throw new CliError(body.error.message);
+      }
+      if (res.status >= 400) throw apiError(res, "POST /api/daemon/reload");
+      if (opts.json) printJson(ctx.output, res.body);
+      else printLine(ctx.output, `reloaded: ${res.body.jobs} job${res.body.jobs === 1 ? "" : "s"}`);
+    });
+}
+
+async function start(ctx: CliContext, globals: ClientGlobals): Promise<void> {
+  const { projectFile, dataDir } = projectPaths(ctx, globals);
+  await refuseIfRunning(ctx, globals, projectFile, dataDir);
+
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const logPath = join(dataDir, "svcd.out");
+  const fd = openSync(logPath, "a", 0o600);
+  const logStart = fstatSync(fd).size;
+  const args = [SVCD_BIN.pathname, "-c", projectFile, "--data-dir", dataDir];
+  if (globals.daemonConfig) args.push("--daemon-config", resolve(ctx.cwd, globals.daemonConfig));
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", fd, fd], cwd: dirname(projectFile), env: ctx.env });
+  closeSync(fd);
+  let exited: string | null = null;
+  child.on("exit", (code, signal) => (exited = signal ?? String(code)));
+  child.on("error", (e) => (exited = e.message));
+
+  const daemonLines = () => newLines(logPath, logStart);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (exited !== null) {
+      failStart(ctx, daemonLines(), `the daemon did not start (exit ${exited}); its output is in ${shownPath(ctx, logPath)}`);
+    }
+    if (await answers(ctx, globals)) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGTERM");
+      failStart(ctx, daemonLines(), `the daemon did not answer within ${START_TIMEOUT_MS / 1000} s and was stopped; its output is in ${shownPath(ctx, logPath)}`);
+    }
+    await sleep(POLL_MS);
+  }
+  child.removeAllListeners();
+  child.unref();
+  printLine(ctx.output, await baseUrl(ctx, globals, projectFile, dataDir));
+}
+
+/** `daemon already running (pid N)` (CONTRACT §1) when one answers or holds the lock. */
+async function refuseIfRunning(ctx: CliContext, globals: ClientGlobals, projectFile: string, dataDir: string): Promise<void> {
+  const info = await daemonInfo(ctx, globals);
+  if (info) throw new CliError(`daemon already running (pid ${info.pid}) for ${projectFile}; stop it with \`svc stop\``);
+  const pid = lockHolder(dataDir);
+  if (pid !== null) {
+    throw new CliError(`daemon already running (pid ${pid}) for ${projectFile}, but it does not answer; see ${shownPath(ctx, join(dataDir, "svcd.out"))}`);
+  }
+}
+
+async function answers(ctx: CliContext, globals: ClientGlobals): Promise<boolean> {
+  return (await daemonInfo(ctx, globals, 2_000)) !== null;
+}
+
+/** The running daemon's info over the local transport, or null when none answers. */
+async function daemonInfo(ctx: CliContext, globals: ClientGlobals, timeoutMs = 5_000): Promise<DaemonInfo | null> {
+  let client: DaemonClient;
+  try {
+    // start/stop always manage this project's local daemon, whatever SVC_ADDR says
+    client = new DaemonClient(resolveTarget({ ...ctx, env: { ...ctx.env, SVC_ADDR: "" } }, { ...globals, addr: undefined }), timeoutMs);
+  } catch (e) {
+    if (e instanceof NoDaemonError) return null;
+    throw e;
+  }
+  try {
+    return await client.get<DaemonInfo>("/api/daemon/info");
+  } catch (e) {
+    if (e instanceof ApiError) throw e; // it answers, but refuses: say why
+    return null;
+  } finally {
+    client.close();
+  }
+}
+
+/** The pid in `<data>/svcd.pid` when that process is alive. */
+function lockHolder(dataDir: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(join(dataDir, "svcd.pid"), "utf8").trim(), 10);
+    if (!Number.isInteger(pid) || pid <= 0) return null;
+    process.kill(pid, 0);
+    return pid;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM" ? Number.parseInt(readFileSync(join(dataDir, "svcd.pid"), "utf8"), 10) : null;
+  }
+}
+
+/** The daemon's own error lines (`svcd: ...`), else its last output lines, then our summary. */
+function failStart(ctx: CliContext, lines: string[], summary: string): never {
+  const own = lines.filter((l) => l.startsWith("svcd: "));
+  for (const l of own.length > 0 ? own : lines.slice(-20)) ctx.output.err(`${l}\n`);
+  throw new CliError(summary);
+}
+
+function newLines(path: string, from: number): string[] {
+  try {
+    const text = readFileSync(path).subarray(from).toString("utf8");
+    return text.split("\n").filter((l) => l.trim() !== "");
+  } catch {
+    return [];
+  }
+}
+
+/** `http://127.0.0.1:PORT/` (https with api.tls, plus api.base_path) from `<data>/api.addr`. */
+export async function baseUrl(ctx: CliContext, globals: ClientGlobals, projectFile: string, dataDir: string): Promise<string> {
+  const addr = readAddrFile(dataDir);
+  if (addr === null) throw new NoDaemonError(projectFile, ` (${shownPath(ctx, join(dataDir, "api.addr"))} is missing)`);
+  const { findDaemonConfig, loadDaemonConfig } = await import("../../config/index.js");
+  const cfg = loadDaemonConfig(findDaemonConfig(projectFile, globals.daemonConfig, ctx.cwd), ctx.env);
+  const tls = cfg.ok && cfg.value.api.tls.enabled;
+  const base = cfg.ok ? cfg.value.api.basePath : "";
+  return `${tls ? "https" : "http"}://${addr}${base}/`;
+}
+
+async function stop(ctx: CliContext, cmd: Command, opts: { force?: boolean; timeout: string; json?: boolean }): Promise<void> {
+  const seconds = Number(opts.timeout);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`, "see 'svc stop --help'");
+  const client = clientFor(cmd, ctx);
+  const info = await client.get<DaemonInfo>("/api/daemon/info");
+  await client.post("/api/daemon/stop", opts.force ? { force: true } : undefined);
+  client.close();
+  const t = client.target;
+  const local = t.kind === "unix" || t.source === "api.addr";
+  const pidFile = join(info.data_dir ?? t.dataDir ?? "", "svcd.pid");
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const gone = local ? !holdsLock(pidFile, info.pid) : !(await stillAnswers(client));
+    if (gone) break;
+    if (Date.now() > deadline) {
+      throw new CliError(
+        `the daemon (pid ${info.pid}) is still stopping after ${seconds} s (running jobs drain for up to scheduler.shutdown_timeout); \`svc stop --force\` kills them`,
+      );
+    }
+    await sleep(100);
+  }
+  if (opts.json) printJson(ctx.output, { stopped: true, pid: info.pid, force: opts.force === true });
+  else printLine(ctx.output, `stopped the daemon (pid ${info.pid})`);
+}
+
+function holdsLock(pidFile: string, pid: number): boolean {
+  if (!existsSync(pidFile)) return false;
+  try {
+    return readFileSync(pidFile, "utf8").trim() === String(pid);
+  } catch {
+    return false;
+  }
+}
+
+async function stillAnswers(client: DaemonClient): Promise<boolean> {
+  try {
+    await new DaemonClient(client.target, 2_000).get("/api/status");
+    return true;
+  } catch (e) {
+    return e instanceof ApiError;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
