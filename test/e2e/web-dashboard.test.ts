@@ -601,3 +601,50 @@ suite("dashboard under bearer auth", () => {
     await context.close();
   }, 60_000);
 });
+
+suite("dashboard under api.base_path", () => {
+  let tmp: string;
+  let daemon: Daemon;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    ensureDashboardBuilt();
+    tmp = mkdtempSync(join(tmpdir(), "svc-web-base-"));
+    const dir = join(tmp, "project");
+    mkdirSync(dir);
+    writeFileSync(
+      join(dir, "svc.yaml"),
+      `jobs:\n  hello:\n    description: Says hello\n    command: "for i in 1 2 3; do echo hello $i; sleep 0.2; done"\n    frequency: manual\n`,
+    );
+    writeFileSync(join(dir, "svcd.yaml"), "api:\n  base_path: /svc\n");
+    daemon = await startDaemon(dir);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.stop();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("loads from /svc/, sends every API and WebSocket request under /svc/", async () => {
+    expect((await call(daemon, "GET", "svc/api/status")).status, "svcd mounts the API under api.base_path").toBe(200);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    const urls: string[] = [];
+    page.on("request", (r) => urls.push(new URL(r.url()).pathname));
+    page.on("websocket", (ws) => urls.push(new URL(ws.url()).pathname));
+    await page.goto(`${daemon.url}svc/#/`);
+    await page.locator('tr[data-job="hello"]').waitFor();
+    await page.getByRole("button", { name: "Run hello now" }).click();
+    await page.getByRole("dialog", { name: "Run hello now" }).getByRole("button", { name: "Run now" }).click();
+    await page.getByRole("link", { name: /^Open run #\d+$/ }).click();
+    await page.locator('[data-testid="log-conn"][data-state="ended"]').waitFor();
+    expect(await page.locator(".ln", { hasText: "hello 3" }).count()).toBe(1);
+    const served = urls.filter((u) => /\/(api|ws|assets)\//.test(u));
+    expect(served.some((u) => u.startsWith("/svc/ws/logs/"))).toBe(true);
+    expect(served.filter((u) => !u.startsWith("/svc/"))).toEqual([]);
+    await context.close();
+  }, 60_000);
+});
