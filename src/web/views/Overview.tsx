@@ -12,7 +12,8 @@ import { RunDialog } from "../components/RunDialog.js";
 import { TagChips } from "../components/TagChips.js";
 import { useWindowedRows } from "../lib/useWindowedRows.js";
 
-const POLL_MS = 3000;
+/** Live refresh; a big project's list (≈1 KB a job) is fetched less often. */
+const pollMs = (jobs: number) => (jobs > 300 ? 5000 : 3000);
 
 /** What the job is doing now, as text: a running run wins over the paused flag. */
 function jobState(j: JobSummary): { tone: "run" | "warn" | "wait" | "ok"; text: string } {
@@ -171,7 +172,9 @@ function Summary({ jobs }: { jobs: JobSummary[] }) {
 
 export function Overview({ route }: { route: Route }) {
   const tag = route.query.get("tag");
-  const jobs = useApi<{ jobs: JobSummary[] }>(`api/jobs${qs({ tag })}`, POLL_MS);
+  const listSize = useRef(0);
+  const jobs = useApi<{ jobs: JobSummary[] }>(`api/jobs${qs({ tag })}`, pollMs(listSize.current));
+  listSize.current = jobs.data?.jobs.length ?? 0;
   const zones = useJobZones(jobs.data?.jobs.some((j) => !j.timezone) ?? false);
   const [filter, setFilter] = useState("");
   const [runJob, setRunJob] = useState<string | null>(null);
