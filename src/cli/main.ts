@@ -13,6 +13,18 @@ import { register as registerDaemon } from "./commands/daemon.js";
 import { register as registerDag } from "./commands/dag.js";
 import { register as registerNext } from "./commands/next.js";
 import { register as registerValidate } from "./commands/validate.js";
+import { registerClientOptions } from "./client/index.js";
+import { register as registerAudit } from "./commands/audit.js";
+import { register as registerCompletion } from "./commands/completion.js";
+import { register as registerDash } from "./commands/dash.js";
+import { register as registerExport } from "./commands/export.js";
+import { register as registerHistory } from "./commands/history.js";
+import { register as registerIntegrations } from "./commands/integrations.js";
+import { register as registerJobs } from "./commands/jobs.js";
+import { register as registerLifecycle } from "./commands/lifecycle.js";
+import { register as registerLogs } from "./commands/logs.js";
+import { register as registerStatus } from "./commands/status.js";
+import { register as registerTags } from "./commands/tags.js";
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, processOutput, type Output } from "./output.js";
 
 /**
@@ -24,7 +36,25 @@ import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, processOutput, ty
  * per group under src/cli/commands/ exporting `register(program, ctx)`, and
  * one entry in this list.
  */
-const GROUPS: RegisterCommands[] = [registerValidate, registerConfig, registerDag, registerNext, registerDaemon];
+const GROUPS: RegisterCommands[] = [
+  registerClientOptions,
+  registerLifecycle,
+  registerStatus,
+  registerJobs,
+  registerLogs,
+  registerHistory,
+  registerAudit,
+  registerExport,
+  registerTags,
+  registerIntegrations,
+  registerDash,
+  registerValidate,
+  registerConfig,
+  registerDag,
+  registerNext,
+  registerCompletion,
+  registerDaemon,
+];
 
 export interface MainOptions {
   output?: Output;

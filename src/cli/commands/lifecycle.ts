@@ -124,13 +124,27 @@ async function daemonInfo(ctx: CliContext, globals: ClientGlobals, timeoutMs = 5
 
 /** The pid in `<data>/svcd.pid` when that process is alive. */
 function lockHolder(dataDir: string): number | null {
+  let pid: number;
   try {
-    const pid = Number.parseInt(readFileSync(join(dataDir, "svcd.pid"), "utf8").trim(), 10);
-    if (!Number.isInteger(pid) || pid <= 0) return null;
+    pid = Number.parseInt(readFileSync(join(dataDir, "svcd.pid"), "utf8").trim(), 10);
+  } catch {
+    return null;
+  }
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : null;
+}
+
+/** Alive and not a zombie (a killed daemon can stay one until PID 1 reaps it). */
+function isAlive(pid: number): boolean {
+  try {
     process.kill(pid, 0);
-    return pid;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM" ? Number.parseInt(readFileSync(join(dataDir, "svcd.pid"), "utf8"), 10) : null;
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true; // no /proc (macOS): trust kill(0)
   }
 }
 
