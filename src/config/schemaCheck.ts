@@ -4,11 +4,11 @@
  * each schema node's own `x-message`.
  */
 import type { JsonSchema } from "./schema/jsonSchema.js";
-import { schemaAt } from "./schema/jsonSchema.js";
+import { schemaForInstance } from "./schema/jsonSchema.js";
 import { svcSchema } from "./schema/svcSchema.js";
 import { svcdSchema } from "./schema/svcdSchema.js";
 import { validateSvc, validateSvcd } from "./schema/validators.generated.js";
-import { fromPointer, type PathSeg, type RawIssue } from "./issues.js";
+import { fromPointer, type RawIssue } from "./issues.js";
 import { closest } from "./suggest.js";
 
 interface AjvError {
@@ -16,7 +16,6 @@ interface AjvError {
   schemaPath: string;
   keyword: string;
   params: Record<string, unknown>;
-  message?: string;
   propertyName?: string;
 }
 
@@ -65,10 +64,8 @@ export function schemaIssues(which: "svc" | "svcd", data: unknown): RawIssue[] {
 }
 
 function toIssue(err: AjvError, root: JsonSchema, data: unknown): RawIssue | null {
-  const base: PathSeg[] = fromPointer(err.instancePath);
-  const parentSchemaPath = err.schemaPath.slice(0, err.schemaPath.lastIndexOf("/"));
-  const node = schemaAt(root, parentSchemaPath);
-  const custom = typeof node?.["x-message"] === "string" ? (node["x-message"] as string) : null;
+  const base: string[] = fromPointer(err.instancePath);
+  const node = schemaForInstance(root, base);
 
   switch (err.keyword) {
     case "propertyNames":
@@ -85,7 +82,8 @@ function toIssue(err: AjvError, root: JsonSchema, data: unknown): RawIssue | nul
   }
 
   if (err.propertyName !== undefined) {
-    return { path: [...base, err.propertyName], message: custom ?? `invalid name "${err.propertyName}"` };
+    const names = node?.propertyNames as JsonSchema | undefined;
+    return { path: [...base, err.propertyName], message: xMessage(names) ?? `invalid name "${err.propertyName}"` };
   }
 
   const value = valueAt(data, base);
@@ -93,7 +91,7 @@ function toIssue(err: AjvError, root: JsonSchema, data: unknown): RawIssue | nul
   if (err.keyword === "type" && field === "time" && typeof value === "number") {
     return { path: base, message: timeAsNumberMessage(value) };
   }
-  let message = custom ?? friendly(err);
+  let message = xMessage(node) ?? friendly(err);
   if (
     (err.keyword === "enum" || err.keyword === "pattern") &&
     ECHO_FIELDS.has(field) &&
@@ -103,6 +101,10 @@ function toIssue(err: AjvError, root: JsonSchema, data: unknown): RawIssue | nul
     message += ` (got ${JSON.stringify(value)})`;
   }
   return { path: base, message };
+}
+
+function xMessage(node: JsonSchema | undefined): string | null {
+  return typeof node?.["x-message"] === "string" ? (node["x-message"] as string) : null;
 }
 
 /**
@@ -138,8 +140,10 @@ function friendly(err: AjvError): string {
       return `must be >= ${String(p.limit)}`;
     case "maximum":
       return `must be <= ${String(p.limit)}`;
+    case "pattern":
+      return "has an invalid format";
     default:
-      return err.message ?? `is invalid (${err.keyword})`;
+      return `is invalid (${err.keyword})`;
   }
 }
 
@@ -169,7 +173,7 @@ export function unknownFieldMessage(field: string, allowed: readonly string[]): 
   return `unknown field "${field}"`;
 }
 
-function valueAt(data: unknown, path: readonly PathSeg[]): unknown {
+function valueAt(data: unknown, path: readonly string[]): unknown {
   let node = data;
   for (const seg of path) {
     if (node === null || typeof node !== "object") return undefined;

@@ -13,6 +13,7 @@
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { JsonSchema } from "./jsonSchema.js";
 import { svcSchema } from "./svcSchema.js";
 import { svcdSchema } from "./svcdSchema.js";
 
@@ -31,11 +32,14 @@ export async function renderArtifacts(): Promise<Artifact[]> {
     allErrors: true,
     allowUnionTypes: true,
     strict: true,
+    // Messages come from the schema's x-message (schemaCheck.ts), not ajv.
+    messages: false,
     code: { source: true, esm: true, optimize: true },
   });
   ajv.addKeyword("x-message");
-  ajv.addSchema(svcSchema);
-  ajv.addSchema(svcdSchema);
+  // Annotations do not change validation; leaving them out keeps the generated module small.
+  ajv.addSchema(withoutAnnotations(svcSchema));
+  ajv.addSchema(withoutAnnotations(svcdSchema));
   const code = standalone.default(ajv, {
     validateSvc: svcSchema.$id as string,
     validateSvcd: svcdSchema.$id as string,
@@ -53,6 +57,23 @@ export async function renderArtifacts(): Promise<Artifact[]> {
     { path: "schemas/svcd.schema.json", content: JSON.stringify(svcdSchema, null, 2) + "\n" },
     { path: "src/config/schema/validators.generated.ts", content: `${header}\n${code.replace(/^"use strict";/, "")}\n` },
   ];
+}
+
+const ANNOTATIONS = new Set(["description", "x-message", "title", "$comment"]);
+
+function withoutAnnotations(schema: unknown): JsonSchema {
+  const strip = (node: unknown, parentKey: string | null): unknown => {
+    if (Array.isArray(node)) return node.map((n) => strip(n, null));
+    if (node === null || typeof node !== "object") return node;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) {
+      // Inside `properties`, keys are field names (a field may be called "description").
+      if (parentKey !== "properties" && ANNOTATIONS.has(k)) continue;
+      out[k] = strip(v, k);
+    }
+    return out;
+  };
+  return strip(schema, null) as JsonSchema;
 }
 
 const invokedDirectly = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1];

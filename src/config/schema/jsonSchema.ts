@@ -1,10 +1,7 @@
 /** A JSON Schema document or subschema, as plain data. */
 export type JsonSchema = { [keyword: string]: unknown };
 
-/**
- * The subschema at a JSON pointer (`#/properties/jobs`), or undefined.
- * Used to read `x-message` and `default` where ajv reports a schemaPath.
- */
+/** The subschema at a JSON pointer into the schema (`#/properties/jobs`), or undefined. */
 export function schemaAt(root: JsonSchema, pointer: string): JsonSchema | undefined {
   const parts = pointer.replace(/^#\/?/, "").split("/").filter((p) => p !== "");
   let node: unknown = root;
@@ -32,6 +29,28 @@ export function schemaDefault(root: JsonSchema, path: readonly string[]): unknow
     throw new Error(`schema has no default at ${path.join(".")}`);
   }
   return structuredClone(node.default);
+}
+
+/**
+ * The subschema that applies at an instance path (`["jobs", "extract",
+ * "tags", "0"]`), following properties, additionalProperties, items and
+ * $ref. ajv reports `schemaPath` relative to a referenced schema, so error
+ * messages are looked up this way instead.
+ */
+export function schemaForInstance(root: JsonSchema, path: readonly string[]): JsonSchema | undefined {
+  let node = deref(root, root);
+  for (const seg of path) {
+    if (node === undefined) return undefined;
+    const props = node.properties as Record<string, JsonSchema> | undefined;
+    const additional = node.additionalProperties;
+    const items = node.items;
+    if (props && Object.prototype.hasOwnProperty.call(props, seg)) node = props[seg];
+    else if (/^[0-9]+$/.test(seg) && items !== null && typeof items === "object") node = items as JsonSchema;
+    else if (additional !== null && typeof additional === "object") node = additional as JsonSchema;
+    else return undefined;
+    node = deref(root, node);
+  }
+  return node;
 }
 
 function deref(root: JsonSchema, node: JsonSchema | undefined): JsonSchema | undefined {

@@ -54,8 +54,6 @@ const notifyEntryKeywords = {
   additionalProperties: false,
 } as const;
 
-// No $ref anywhere: ajv reports schemaPath relative to a referenced schema,
-// and the error messages below are looked up by absolute schemaPath.
 const timeSchema: JsonSchema = {
   type: "string",
   pattern: "^(?:[01][0-9]|2[0-3])[0-5][0-9]$",
@@ -67,7 +65,7 @@ const notifyValue: JsonSchema = {
   type: ["string", "object", "array"],
   ...notifyEntryKeywords,
   minItems: 1,
-  items: { type: ["string", "object"], ...notifyEntryKeywords },
+  items: { $ref: "#/$defs/notifyEntry" },
   "x-message": "must be a channel string, an object with channel, or a list of them",
 };
 
@@ -179,10 +177,10 @@ const sharedJobFields = (frequency: JsonSchema): Record<string, JsonSchema> => (
   notify: {
     type: "object",
     properties: {
-      on_success: notifyValue,
-      on_failure: notifyValue,
-      on_sla_breach: notifyValue,
-      on_retry: notifyValue,
+      on_success: { $ref: "#/$defs/notifyValue" },
+      on_failure: { $ref: "#/$defs/notifyValue" },
+      on_sla_breach: { $ref: "#/$defs/notifyValue" },
+      on_retry: { $ref: "#/$defs/notifyValue" },
     },
     additionalProperties: false,
     default: {},
@@ -268,15 +266,21 @@ export const svcSchema: JsonSchema = {
     integrations: {
       type: ["object", "null"],
       propertyNames: { pattern: JOB_NAME_PATTERN, "x-message": `integration names must match ${JOB_NAME_PATTERN}` },
-      additionalProperties: integrationSchema,
+      additionalProperties: { $ref: "#/$defs/integration" },
       default: {},
     },
     jobs: {
       type: ["object", "null"],
       propertyNames: { pattern: JOB_NAME_PATTERN, "x-message": `job names must match ${JOB_NAME_PATTERN}` },
-      additionalProperties: jobSchema,
+      additionalProperties: { $ref: "#/$defs/job" },
       description: "Job name -> job.",
       "x-message": "must be a map of job name to job (write `jobs: {}` for none)",
     },
+  },
+  $defs: {
+    job: jobSchema,
+    integration: integrationSchema,
+    notifyValue,
+    notifyEntry: { type: ["string", "object"], ...notifyEntryKeywords },
   },
 };

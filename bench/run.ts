@@ -1,0 +1,128 @@
+/**
+ * `npm run bench [filter...]`: runs every bench/*.bench.ts (or those whose
+ * file name contains one of the filters), prints a table per section and
+ * writes docs/PERFORMANCE.md.
+ *
+ * Each section sits between `<!-- bench:<file> -->` markers in that file, so
+ * a run replaces only the sections it measured and keeps the others (each
+ * section says when and on what it was measured).
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Bench, BenchResult, BenchSection } from "./types.js";
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const DOC = join(BENCH_DIR, "..", "docs", "PERFORMANCE.md");
+
+interface Ran {
+  file: string;
+  section: BenchSection;
+  measured: string;
+}
+
+function machine(): string {
+  const list = cpus();
+  const model = list[0]?.model.replace(/\s+/g, " ").trim() ?? "unknown CPU";
+  const gb = (totalmem() / 1024 ** 3).toFixed(1);
+  return `${model}, ${list.length} cores, ${gb} GB RAM`;
+}
+
+function formatValue(r: BenchResult): string {
+  const v = Math.abs(r.value) >= 100 || Number.isInteger(r.value) ? r.value.toFixed(0) : r.value.toPrecision(3);
+  return `${v} ${r.unit}`;
+}
+
+function verdict(r: BenchResult): string {
+  return r.ok === undefined ? "" : r.ok ? "ok" : "miss";
+}
+
+function printSection(file: string, s: BenchSection): void {
+  const rows = s.results.map((r) => [r.name, formatValue(r), r.target ?? "", verdict(r), r.notes ?? ""]);
+  const head = ["result", "value", "target", "", "notes"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  console.log(`\n== ${s.title} (${file})`);
+  console.log(line(head));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const row of rows) console.log(line(row));
+}
+
+function markdown(ran: Ran): string {
+  const { file, section, measured } = ran;
+  const esc = (t: string) => t.replace(/\|/g, "\\|");
+  const rows = section.results
+    .map((r) => `| ${esc(r.name)} | ${esc(formatValue(r))} | ${esc(r.target ?? "")} | ${verdict(r)} | ${esc(r.notes ?? "")} |`)
+    .join("\n");
+  return [
+    `<!-- bench:${file} -->`,
+    `## ${section.title}`,
+    "",
+    `_${measured}_`,
+    "",
+    section.method,
+    "",
+    "| Result | Value | Target | | Notes |",
+    "|---|---|---|---|---|",
+    rows,
+    `<!-- /bench:${file} -->`,
+  ].join("\n");
+}
+
+const HEADER = `# Performance
+
+Written by \`npm run bench\` (bench/run.ts), which runs every \`bench/*.bench.ts\`;
+\`npm run bench -- <filter>\` re-runs the sections whose file name contains the
+filter and keeps the others. The machines are shared and noisy: each section
+compares against a physical limit measured in the same run where it can, and
+reports medians of repeated runs.
+`;
+
+/** Replaces the sections that ran; keeps the others while their bench file exists. */
+function writeDoc(ran: Ran[]): void {
+  const existing = existsSync(DOC) ? readFileSync(DOC, "utf8") : "";
+  const sections = new Map<string, string>();
+  for (const m of existing.matchAll(/<!-- bench:(\S+) -->[\s\S]*?<!-- \/bench:\1 -->/g)) {
+    if (existsSync(join(BENCH_DIR, m[1]!))) sections.set(m[1]!, m[0]);
+  }
+  for (const r of ran) sections.set(r.file, markdown(r));
+  const ordered = [...sections.keys()].sort().map((k) => sections.get(k)!);
+  writeFileSync(DOC, `${HEADER}\n${ordered.join("\n\n")}\n`);
+}
+
+async function main(): Promise<void> {
+  const filters = process.argv.slice(2).filter((a) => a !== "--");
+  const files = readdirSync(BENCH_DIR)
+    .filter((f) => f.endsWith(".bench.ts"))
+    .sort()
+    .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+  if (files.length === 0) {
+    console.error(`bench: no bench/*.bench.ts matches ${filters.join(", ")}`);
+    process.exitCode = 2;
+    return;
+  }
+  const host = machine();
+  console.log(`bench: ${files.length} file(s) on ${host}, Node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  const ran: Ran[] = [];
+  let failed = 0;
+  for (const file of files) {
+    const started = Date.now();
+    try {
+      const mod = (await import(pathToFileURL(join(BENCH_DIR, file)).href)) as { default: Bench };
+      const section = await mod.default();
+      const load = loadavg()[0]!.toFixed(2);
+      const measured = `Measured ${new Date().toISOString().slice(0, 10)} on ${host}; Node ${process.version}; load average ${load} at the end; ${((Date.now() - started) / 1000).toFixed(0)} s.`;
+      ran.push({ file, section, measured });
+      printSection(file, section);
+    } catch (e) {
+      failed++;
+      console.error(`\nbench: ${file} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    }
+  }
+  writeDoc(ran);
+  console.log(`\nbench: wrote ${DOC}`);
+  if (failed > 0) process.exitCode = 1;
+}
+
+await main();

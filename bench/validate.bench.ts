@@ -1,0 +1,200 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import YAML from "yaml";
+import { loadProject } from "../src/config/index.js";
+import type { BenchResult, BenchSection } from "./types.js";
+
+/**
+ * `svc validate` wall time on a generated 1,000-job svc.yaml (the built
+ * binary, as a user runs it), against the floor of starting Node at all, and
+ * the loader's in-process time at 1,000 and 10,000 jobs, against the `yaml`
+ * package's own parse of the same text.
+ */
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const OUT = join(ROOT, "bench", ".out", "validate");
+const SVC = join(ROOT, "bin", "svc.js");
+const RUNS = 21;
+const TARGET_MS = 300;
+
+const FREQS = ["hourly", "daily", "weekly", "monthly", "weekdays", "weekends", "manual"];
+const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney"];
+
+/** A realistic project: every field family in use, chains of after: jobs, notify entries. */
+export function generateProject(jobs: number): string {
+  const out: string[] = [
+    "defaults:",
+    "  timezone: Europe/Berlin",
+    "  retries: 2",
+    "  timeout: 1h",
+    "integrations:",
+    '  ops-chat: {provider: chat, webhook_url: "https://chat.example/hooks/abc"}',
+    "  pager: {routing_key: r-123}",
+    "  smtp: {host: mail.example, from: svc@example.org, port: 587}",
+    "jobs:",
+  ];
+  for (let i = 0; i < jobs; i++) {
+    const freq = FREQS[i % FREQS.length]!;
+    out.push(`  job-${i}:`);
+    out.push(`    description: "Job ${i}: moves batch ${i % 97} from staging to the warehouse"`);
+    if (i % 5 === 0) out.push(`    command: ["./bin/etl", "--batch", "${i}", "--rows", "{{ outputs.job-${Math.max(0, i - 1)}.rows }}"]`);
+    else out.push(`    command: ./scripts/step.sh ${i} --emit-rows`);
+    if (i % 4 === 1) {
+      out.push(`    frequency: after:job-${i - 1}`);
+    } else {
+      out.push(`    frequency: ${freq}`);
+      if (!["hourly", "manual"].includes(freq)) out.push(`    time: "${String(i % 24).padStart(2, "0")}${String((i * 7) % 60).padStart(2, "0")}"`);
+      if (freq === "weekly") out.push("    weekday: fri");
+      if (freq === "monthly") out.push(`    day_of_month: ${(i % 28) + 1}`);
+      out.push(`    timezone: ${ZONES[i % ZONES.length]}`);
+    }
+    if (i % 6 === 2 && i > 2) out.push(`    depends_on: [job-${i - 2}]`);
+    out.push("    sla: 20m");
+    out.push(`    tags: [etl, team-${i % 9}, tier-${i % 3}]`);
+    out.push(`    retry_delay: ${i % 2 ? "exponential" : "fixed:30s"}`);
+    out.push(`    concurrency: ${["forbid", "allow", "replace"][i % 3]}`);
+    out.push("    env:");
+    out.push(`      BATCH: "${i}"`);
+    out.push('      DB_URL: "${env:DB_URL}"');
+    out.push("    output:");
+    out.push('      rows: "json_field:rows"');
+    out.push("    healthcheck:");
+    out.push(`      command: test -s /tmp/job-${i}.done`);
+    out.push("      timeout: 10s");
+    out.push("    notify:");
+    out.push('      on_failure: ["ops-chat:#data", "pager:p2"]');
+    out.push("      on_sla_breach: {channel: email:oncall@example.org, attach_logs: last_50_lines}");
+  }
+  return out.join("\n") + "\n";
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function p99(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(0.99 * s.length) - 1)]!;
+}
+
+function wall(args: string[], runs: number): number[] {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    const r = spawnSync(process.execPath, args, { cwd: OUT, stdio: ["ignore", "pipe", "pipe"] });
+    times.push(performance.now() - t);
+    if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr.toString().slice(0, 500)}`);
+  }
+  return times;
+}
+
+function inProcess(file: string, runs: number): number[] {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    const r = loadProject(file, { DB_URL: "postgres://x" });
+    times.push(performance.now() - t);
+    if (!r.ok) throw new Error(`generated config invalid: ${r.errors[0]?.message}`);
+  }
+  return times;
+}
+
+/** Builds dist/ when any src/ file is newer than the binary's entry point. */
+function ensureBuilt(): string | null {
+  const entry = join(ROOT, "dist", "cli", "main.js");
+  let built = 0;
+  try {
+    built = statSync(entry).mtimeMs;
+  } catch {
+    built = 0;
+  }
+  const newest = (dir: string): number =>
+    Math.max(
+      0,
+      ...readdirSync(dir, { withFileTypes: true }).map((d) =>
+        d.isDirectory() ? (d.name === "web" ? 0 : newest(join(dir, d.name))) : statSync(join(dir, d.name)).mtimeMs,
+      ),
+    );
+  if (built >= newest(join(ROOT, "src"))) return null;
+  const r = spawnSync("npm", ["run", "build:ts"], { cwd: ROOT, stdio: "ignore" });
+  return r.status === 0 ? "dist/ was rebuilt first" : "npm run build:ts reported errors (other folders); dist/ emitted anyway";
+}
+
+export default async function validateBench(): Promise<BenchSection> {
+  mkdirSync(OUT, { recursive: true });
+  const built = ensureBuilt();
+  const small = join(OUT, "svc.yaml");
+  const big = join(OUT, "svc-10000.yaml");
+  const smallText = generateProject(1_000);
+  const bigText = generateProject(10_000);
+  writeFileSync(small, smallText);
+  writeFileSync(big, bigText);
+
+  // Warm the file cache and the OS, then measure in interleaved rounds so
+  // that load from other processes hits both series alike.
+  wall([SVC, "-c", small, "validate"], 2);
+  const nodeFloor: number[] = [];
+  const validate: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    nodeFloor.push(...wall(["-e", "0"], 1));
+    validate.push(...wall([SVC, "-c", small, "validate"], 1));
+  }
+  const validateBig = wall([SVC, "-c", big, "validate"], 3);
+
+  const load1k = inProcess(small, 7);
+  const load10k = inProcess(big, 5);
+  const yaml10k: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const t = performance.now();
+    YAML.parse(bigText);
+    yaml10k.push(performance.now() - t);
+  }
+
+  const vMed = median(validate);
+  const results: BenchResult[] = [
+    {
+      name: "svc validate, 1,000 jobs: median wall time",
+      value: vMed,
+      unit: "ms",
+      target: `< ${TARGET_MS} ms`,
+      ok: vMed < TARGET_MS,
+      notes: `${RUNS} runs; ${(smallText.length / 1024).toFixed(0)} KB file`,
+    },
+    { name: "svc validate, 1,000 jobs: p99 wall time", value: p99(validate), unit: "ms", notes: `max of ${RUNS} runs` },
+    {
+      name: "node -e 0: median wall time (floor)",
+      value: median(nodeFloor),
+      unit: "ms",
+      notes: `validate costs ${(vMed - median(nodeFloor)).toFixed(0)} ms above starting Node`,
+    },
+    {
+      name: "svc validate, 10,000 jobs: median wall time",
+      value: median(validateBig),
+      unit: "ms",
+      notes: `3 runs; ${(bigText.length / 1024 / 1024).toFixed(1)} MB file`,
+    },
+    { name: "loadProject, 1,000 jobs (in process, warm)", value: median(load1k.slice(1)), unit: "ms", notes: `first call ${load1k[0]!.toFixed(0)} ms` },
+    { name: "loadProject, 10,000 jobs (in process, warm)", value: median(load10k.slice(1)), unit: "ms", notes: `first call ${load10k[0]!.toFixed(0)} ms` },
+    {
+      name: "yaml.parse of the same 10,000-job text",
+      value: median(yaml10k),
+      unit: "ms",
+      notes: `the whole loader is ${(median(yaml10k) / median(load10k.slice(1))).toFixed(1)}x faster than the yaml package's parse alone`,
+    },
+  ];
+  return {
+    title: "Config loading and `svc validate`",
+    method:
+      `Generated svc.yaml files (every job with schedule, timezone, sla, tags, env, output, healthcheck and two notify ` +
+      `events; a quarter are after: jobs) of 1,000 and 10,000 jobs. Wall time of \`node bin/svc.js -c <file> validate\` ` +
+      `(spawn to exit), ${RUNS} runs interleaved with \`node -e 0\` runs (the floor of any Node CLI here); then ` +
+      `\`loadProject\` in this process (first call, then the median of the rest). ${built ?? "dist/ was up to date."} ` +
+      `Load average ${loadavg()[0]!.toFixed(2)} at the end.`,
+    results,
+  };
+}
