@@ -17,8 +17,24 @@ export function registerClientOptions(program: Command, _ctx: CliContext): void 
 }
 
 /** A client for the daemon of this project (CONTRACT §1 transport rules). */
-export function clientFor(cmd: Command, ctx: CliContext): DaemonClient {
-  return new DaemonClient(resolveTarget(ctx, clientGlobals(cmd)), timeoutFromEnv(ctx.env));
+export async function clientFor(cmd: Command, ctx: CliContext): Promise<DaemonClient> {
+  const globals = clientGlobals(cmd);
+  const target = resolveTarget(ctx, globals);
+  if (target.kind === "http" && target.source === "api.addr" && target.projectFile !== null) {
+    // api.addr holds host:port only; the API sits under api.base_path when svcd.yaml sets one.
+    const base = await basePath(ctx, target.projectFile, globals.daemonConfig);
+    if (base !== "") target.url.pathname = `${base}/`;
+  }
+  return new DaemonClient(target, timeoutFromEnv(ctx.env));
+}
+
+/** `api.base_path` of svcd.yaml ("" without one, or when it does not load). */
+export async function basePath(ctx: CliContext, projectFile: string, daemonConfigFlag: string | undefined): Promise<string> {
+  const { findDaemonConfig, loadDaemonConfig } = await import("../../config/index.js");
+  const file = findDaemonConfig(projectFile, daemonConfigFlag, ctx.cwd);
+  if (file === null) return "";
+  const cfg = loadDaemonConfig(file, ctx.env);
+  return cfg.ok ? cfg.value.api.basePath : "";
 }
 
 export function clientGlobals(cmd: Command): ClientGlobals {

@@ -78,7 +78,7 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
     reason: opts.reason,
     tag: opts.tag,
   };
-  const client = clientFor(cmd, ctx);
+  const client = await clientFor(cmd, ctx);
 
   if (opts.export !== undefined) {
     const out = opts.output === undefined ? null : openSync(resolve(ctx.cwd, opts.output), "w", 0o600);

@@ -7,10 +7,10 @@
  *   source <(svc completion zsh)           # ~/.zshrc (uses bashcompinit)
  *   svc completion fish > ~/.config/fish/completions/svc.fish
  */
-import { Help, type Command, type Option } from "commander";
+import { Argument, Help, type Command, type Option } from "commander";
 import type { CliContext } from "../context.js";
 import { globalsOf } from "../context.js";
-import { printLine, UsageError } from "../output.js";
+import { printLine } from "../output.js";
 
 interface Node {
   path: string[];
@@ -19,22 +19,24 @@ interface Node {
   options: { flags: string[]; long: string | null; short: string | null; description: string; takesValue: boolean }[];
   /** Completes job names for its first argument. */
   takesJob: boolean;
+  /** Fixed values of its first argument (`completion bash|zsh|fish`). */
+  choices: string[];
 }
 
+const SHELLS = ["bash", "zsh", "fish"];
 const FILE_OPTIONS = new Set(["--config", "--data-dir", "--daemon-config", "--output"]);
 
 export function register(program: Command, ctx: CliContext): void {
   program
     .command("completion")
     .description("print a shell completion script (bash, zsh or fish)")
-    .argument("<shell>", "bash, zsh or fish")
+    .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(SHELLS))
     .addHelpText("after", "\nInstall:\n  bash: source <(svc completion bash)\n  zsh:  source <(svc completion zsh)\n  fish: svc completion fish > ~/.config/fish/completions/svc.fish")
     .action((shell: string) => {
       const tree = describe(program, []);
       if (shell === "bash") return printLine(ctx.output, bashScript(tree));
       if (shell === "zsh") return printLine(ctx.output, `autoload -U +X bashcompinit && bashcompinit\n${bashScript(tree)}`);
-      if (shell === "fish") return printLine(ctx.output, fishScript(tree));
-      throw new UsageError(`unknown shell "${shell}": use bash, zsh or fish`, "see 'svc completion --help'");
+      return printLine(ctx.output, fishScript(tree));
     });
 
   program
@@ -66,7 +68,14 @@ function describe(cmd: Command, path: string[]): Node {
     .filter((c) => c.name() !== "help")
     .map((c) => describe(c, [...path, c.name()]));
   const first = cmd.registeredArguments[0];
-  return { path, description: cmd.description(), commands, options, takesJob: first !== undefined && first.name() === "job" };
+  return {
+    path,
+    description: cmd.description(),
+    commands,
+    options,
+    takesJob: first !== undefined && first.name() === "job",
+    choices: [...(first?.argChoices ?? [])],
+  };
 }
 
 function walk(node: Node, visit: (n: Node) => void): void {
@@ -83,7 +92,7 @@ function bashScript(tree: Node): string {
       if (!o.takesValue) continue;
       for (const f of o.flags) (o.long && FILE_OPTIONS.has(o.long) ? files : valued).add(f);
     }
-    const words = new Set([...n.commands.map((c) => c.path[c.path.length - 1]!), ...n.options.flatMap((o) => o.flags), "--help"]);
+    const words = new Set([...n.choices, ...n.commands.map((c) => c.path[c.path.length - 1]!), ...n.options.flatMap((o) => o.flags), "--help"]);
     if (n.path.length === 0) words.add("help");
     const jobs = n.takesJob ? ' jobs="$(svc __complete-jobs 2>/dev/null)";' : "";
     cases.push(`    "${n.path.join(" ")}") words="${[...words].join(" ")}";${jobs} ;;`);
@@ -126,6 +135,7 @@ function fishScript(tree: Node): string {
       lines.push(`complete -c svc${cond} ${flags}${value} -d ${q(o.description)}`);
     }
     if (n.takesJob) lines.push(`complete -c svc${cond} -a '(svc __complete-jobs 2>/dev/null)' -d job`);
+    if (n.choices.length > 0) lines.push(`complete -c svc${cond} -a ${q(n.choices.join(" "))}`);
   });
   return lines.join("\n");
 }

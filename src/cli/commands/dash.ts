@@ -18,7 +18,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description("open the dashboard in a browser (prints its URL; only prints it when no browser can be opened)")
     .option("--print", "only print the URL")
     .action(async (opts: { print?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       await client.get("/api/status"); // a clear "no daemon" before anything else
       client.close();
       const t = client.target;

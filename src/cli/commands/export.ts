@@ -32,7 +32,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--include-logs", "also every run's log lines (can be large)")
     .action(async (opts: { format: string; output?: string; includeLogs?: boolean }, cmd: Command) => {
       if (opts.format.toLowerCase() !== "json") throw new UsageError(`--format supports json, got "${opts.format}"`, "see 'svc export --help'");
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       const doc = await snapshot(client, opts.includeLogs === true);
       if (opts.output === undefined) return printJson(ctx.output, doc);
       writeFileSync(resolve(ctx.cwd, opts.output), `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });

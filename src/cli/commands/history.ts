@@ -21,7 +21,7 @@ export function register(program: Command, ctx: CliContext): void {
       if (!/^[0-9]+$/.test(opts.last) || n < 1 || n > MAX_LAST) {
         throw new UsageError(`--last must be an integer from 1 to ${MAX_LAST}, got "${opts.last}"`, "see 'svc history --help'");
       }
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       const detail = await forJob(job, () => client.get<JobDetail>(jobPath(job), { runs: n }));
       if (opts.json) return printJson(ctx.output, { job, runs: detail.runs });
       if (detail.runs.length === 0) return printLine(ctx.output, `(no runs of ${job} yet)`);

@@ -25,7 +25,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description("every integration: provider, credential status, last test result and time")
     .option("--json", 'print {"integrations": [{"name", "provider", "credential_status", "last_test_result", "last_test_at"}]}')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      const answer = await clientFor(cmd, ctx).get<{ integrations: Integration[] }>("/api/integrations");
+      const answer = await (await clientFor(cmd, ctx)).get<{ integrations: Integration[] }>("/api/integrations");
       if (opts.json) return printJson(ctx.output, answer);
       if (answer.integrations.length === 0) return printLine(ctx.output, "(no integrations in svc.yaml)");
       const style = styleFor(ctx);
@@ -45,7 +45,7 @@ export function register(program: Command, ctx: CliContext): void {
     .argument("<name>", "integration name")
     .option("--json", 'print {"ok", "status", "response", "error"}')
     .action(async (name: string, opts: { json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       const res = await client.post<TestAnswer>(`/api/integrations/${encodeURIComponent(name)}/test`).catch((e: unknown) => {
         if (e instanceof ApiError && e.status === 404) throw new CliError(`unknown integration "${name}" (svc integrations list shows them)`);
         throw e;

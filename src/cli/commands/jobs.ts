@@ -41,7 +41,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--wait", "follow the new run's log live; exit 0 when it ends SUCCESS, 1 otherwise")
     .option("--json", 'print {"job", "run_id", "cycle_id", "status"}')
     .action(async (job: string, opts: { wait?: boolean; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       const started = await forJob(job, () => client.post<StartedRun>(jobPath(job, "/retry")));
       await reportStarted(ctx, client, [{ job, ...started }], { ...opts, verb: "retrying" });
     });
@@ -52,7 +52,7 @@ export function register(program: Command, ctx: CliContext): void {
     .argument("<job>", "job name")
     .option("--json", 'print the daemon\'s answer {"job", "cancelled", "runs"}')
     .action(async (job: string, opts: { json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       const res = await forJob(job, () => client.post<{ job: string; cancelled: number[] }>(jobPath(job, "/cancel")));
       if (opts.json) return printJson(ctx.output, res);
       printLine(ctx.output, `cancelled ${res.cancelled.map((id) => `run ${id}`).join(", ")} of ${job}`);
@@ -64,7 +64,7 @@ export function register(program: Command, ctx: CliContext): void {
     .argument("<job>", "job name")
     .option("--json", 'print the daemon\'s answer {"run"}')
     .action(async (job: string, opts: { json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       const res = await forJob(job, () => client.post<{ run: RunRecord }>(jobPath(job, "/skip")));
       if (opts.json) return printJson(ctx.output, res);
       printLine(ctx.output, `skipped run ${res.run.id} of ${job}`);
@@ -82,7 +82,7 @@ export function register(program: Command, ctx: CliContext): void {
       .option("--json", "print the daemon's answer")
       .action(async (job: string | undefined, opts: { tag?: string; json?: boolean }, cmd: Command) => {
         const which = jobOrTag(verb, job, opts.tag);
-        const client = clientFor(cmd, ctx);
+        const client = await clientFor(cmd, ctx);
         if ("job" in which) {
           const res = await forJob(which.job, () => client.post<{ job: string; paused: boolean }>(jobPath(which.job, `/${verb}`)));
           if (opts.json) return printJson(ctx.output, res);
@@ -100,7 +100,7 @@ async function runCommand(ctx: CliContext, cmd: Command, job: string | undefined
   if (opts.reason !== undefined && opts.reason.length > MAX_REASON) {
     throw new UsageError(`--reason is ${opts.reason.length} characters; at most ${MAX_REASON}`, "see 'svc run --help'");
   }
-  const client = clientFor(cmd, ctx);
+  const client = await clientFor(cmd, ctx);
   const names = "job" in which ? [which.job] : await jobsWithTag(client, which.tag);
   const body = opts.reason === undefined ? undefined : { reason: opts.reason };
   const started: (StartedRun & { job: string })[] = [];
@@ -133,12 +133,13 @@ async function reportStarted(
   else for (const r of finals) ctx.output.err(`svc: ${runSummary(r)}\n`);
   const bad = finals.filter((r) => r.status !== "SUCCESS");
   if (bad.length > 0) {
-    throw new CliError(opts.json ? "" : bad.length === 1 ? "" : `${bad.length} of ${finals.length} runs did not succeed`);
+    throw new CliError(opts.json || finals.length === 1 ? "" : `${bad.length} of ${finals.length} runs did not succeed`);
   }
 }
 
 /** `run 42 of extract: FAILED (exit 3, 1.2s): timeout after 5s`. */
 export function runSummary(r: RunRecord): string {
   const exit = r.exit_code === null ? "no exit code" : `exit ${r.exit_code}`;
-  return `run ${r.id} of ${r.job_name}: ${r.status} (${exit}, ${duration(r.duration_ms)})${r.error ? `: ${r.error}` : ""}`;
+  const error = r.error && r.error !== `exit code ${r.exit_code}` ? `: ${r.error}` : "";
+  return `run ${r.id} of ${r.job_name}: ${r.status} (${exit}, ${duration(r.duration_ms)})${error}`;
 }

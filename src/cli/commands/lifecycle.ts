@@ -41,7 +41,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description("reload svc.yaml and svcd.yaml in the running daemon (an invalid config is rejected and the old one stays)")
     .option("--json", 'print the daemon\'s answer {"ok", "jobs"}')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       const res = await client.raw<{ ok: boolean; jobs: number }>("POST", "/api/daemon/reload");
       if (res.status === 422) {
         const body = res.body as unknown as { error: { message: string; details?: ConfigIssue[] } };
@@ -178,7 +178,7 @@ export async function baseUrl(ctx: CliContext, globals: ClientGlobals, projectFi
 async function stop(ctx: CliContext, cmd: Command, opts: { force?: boolean; timeout: string; json?: boolean }): Promise<void> {
   const seconds = Number(opts.timeout);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`, "see 'svc stop --help'");
-  const client = clientFor(cmd, ctx);
+  const client = await clientFor(cmd, ctx);
   const info = await client.get<DaemonInfo>("/api/daemon/info");
   await client.post("/api/daemon/stop", opts.force ? { force: true } : undefined);
   client.close();

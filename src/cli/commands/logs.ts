@@ -47,7 +47,7 @@ async function logs(ctx: CliContext, cmd: Command, job: string | undefined, opts
   if (opts.tag === undefined && job === undefined && opts.run === undefined) throw usage("give a job name, --run <id> or --tag <tag>");
   const runId = opts.run === undefined ? undefined : parseRunId(opts.run);
   const includeHealthcheck = opts.includeHealthcheck === true;
-  const client = clientFor(cmd, ctx);
+  const client = await clientFor(cmd, ctx);
 
   if (opts.tag !== undefined) {
     if (opts.tail) await tailTag(client, ctx, opts.tag, includeHealthcheck);

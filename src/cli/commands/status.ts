@@ -17,7 +17,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--tag <tag>", "only jobs with this tag")
     .option("--json", 'print {"jobs": [...]} as GET /api/jobs answers it')
     .action(async (opts: { tag?: string; json?: boolean }, cmd: Command) => {
-      const client = clientFor(cmd, ctx);
+      const client = await clientFor(cmd, ctx);
       const answer = await client.get<JobsAnswer>("/api/jobs", { tag: opts.tag });
       if (opts.json) return printJson(ctx.output, answer);
       if (answer.jobs.length === 0) {

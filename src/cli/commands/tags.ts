@@ -12,7 +12,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description("every tag with the number of jobs that have it")
     .option("--json", 'print {"tags": [{"tag", "jobs"}]}')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      const answer = await clientFor(cmd, ctx).get<{ tags: { tag: string; jobs: number }[] }>("/api/tags");
+      const answer = await (await clientFor(cmd, ctx)).get<{ tags: { tag: string; jobs: number }[] }>("/api/tags");
       if (opts.json) return printJson(ctx.output, answer);
       if (answer.tags.length === 0) return printLine(ctx.output, "(no tags)");
       printLine(ctx.output, table(["TAG", "JOBS"], answer.tags.map((t) => [t.tag, String(t.jobs)]), styleFor(ctx)));
