@@ -10,7 +10,8 @@ export interface FtsIndexerOptions {
   logger: Logger;
 }
 
-const MIN_SLICE = 256;
+// Small slices make many small FTS segments and cost more per row.
+const MIN_SLICE = 1_000;
 const MAX_SLICE = 50_000;
 const RETRY_MS = 1_000;
 
@@ -71,11 +72,13 @@ export class FtsIndexer {
   }
 
   /**
-   * Removes the index entries of run_logs rows about to be deleted (inside the
-   * caller's transaction). Rows past the watermark were never indexed.
+   * Removes the index entries of the run_logs ids firstId..lastId about to
+   * be deleted (inside the caller's transaction). Rows past the watermark
+   * were never indexed.
    */
-  forget(logIds: readonly number[]): void {
-    for (const id of logIds) if (id <= this.watermark) this.st.remove.run(id);
+  forget(firstId: number, lastId: number): void {
+    const end = Math.min(lastId, this.watermark);
+    for (let id = firstId; id <= end; id++) this.st.remove.run(id);
   }
 
   /**

@@ -19,6 +19,13 @@ const RETRY_MS = 1_000;
 /** While writes fail, at most this many flush batches are held in memory before append throws. */
 const MAX_BUFFERED_BATCHES = 100;
 
+/** The run's last span, extended in place while its lines stay contiguous. */
+interface Span {
+  firstSeq: number;
+  lastSeq: number;
+  firstId: number;
+}
+
 /**
  * The log ingestion path. `append` assigns seq synchronously and buffers;
  * the buffer is written in one transaction when `flushLines` lines are
@@ -26,21 +33,27 @@ const MAX_BUFFERED_BATCHES = 100;
  * after the commit, in append order: that is the acknowledged point, the
  * WebSocket only sends lines it got here.
  *
- * seq per run is kept in memory, initialised from MAX(seq) the first time a
- * run is seen, so it continues across restarts without gap or duplicate.
- * The map is only ever dropped right after a successful flush, when every
- * assigned seq is in the table.
+ * seq per run is kept in memory, initialised from the run's last span the
+ * first time the run is seen, so it continues across restarts without gap
+ * or duplicate. The map is only ever dropped right after a successful
+ * flush, when every assigned seq is in the table.
+ *
+ * A flush writes each run's lines of the batch back to back (per-run order
+ * kept, runs in order of first appearance), so they get consecutive ids and
+ * one run_log_spans row describes them (see the 001 migration).
  */
 export class LogWriter {
   private buffer: LogLine[] = [];
   private jobs: string[] = [];
   private readonly runs = new Map<number, { seq: number; job: string }>();
+  /** Last span per run as written; dropped whenever a write fails (a new span is then started). */
+  private readonly spans = new Map<number, Span>();
   private readonly listeners = new Set<(lines: LogLine[]) => void>();
   private timer: NodeJS.Timeout | null = null;
   private deferred = false;
   /** Set while a failed write waits for its retry: appends then only buffer. */
   private failing = false;
-  private readonly st: Record<"insert" | "runInfo", Stmt>;
+  private readonly st: Record<"insert" | "runInfo" | "newSpan" | "growSpan" | "count", Stmt>;
   private readonly writeBatch: (lines: LogLine[], jobs: string[]) => number;
 
   constructor(
@@ -50,18 +63,14 @@ export class LogWriter {
     this.st = {
       insert: db.prepare("INSERT INTO run_logs (run_id, seq, ts, stream, line, job_name) VALUES (?, ?, ?, ?, ?, ?)"),
       runInfo: db.prepare(
-        "SELECT job_name, (SELECT max(seq) FROM run_logs WHERE run_id = job_runs.id) AS max_seq FROM job_runs WHERE id = ?",
+        `SELECT job_name, (SELECT last_seq FROM run_log_spans WHERE run_id = job_runs.id ORDER BY first_seq DESC LIMIT 1) AS last_seq
+         FROM job_runs WHERE id = ?`,
       ),
+      newSpan: db.prepare("INSERT INTO run_log_spans (run_id, first_seq, last_seq, first_id) VALUES (?, ?, ?, ?)"),
+      growSpan: db.prepare("UPDATE run_log_spans SET last_seq = ? WHERE run_id = ? AND first_seq = ?"),
+      count: db.prepare("UPDATE store_meta SET value = value + ? WHERE key = 'log_lines'"),
     };
-    const insert = this.st.insert;
-    this.writeBatch = db.transaction((lines: LogLine[], jobs: string[]): number => {
-      let last = 0;
-      for (let i = 0; i < lines.length; i++) {
-        const l = lines[i]!;
-        last = Number(insert.run(l.run_id, l.seq, l.ts, l.stream, l.line, jobs[i]).lastInsertRowid);
-      }
-      return last;
-    });
+    this.writeBatch = db.transaction((lines: LogLine[], jobs: string[]) => this.write(lines, jobs));
   }
 
   append(runId: number, stream: LogStream, line: string, ts: string): LogLine {
@@ -91,7 +100,13 @@ export class LogWriter {
     }
     const lines = this.buffer;
     const jobs = this.jobs;
-    const lastId = this.writeBatch(lines, jobs); // throws with the buffer intact
+    let lastId: number;
+    try {
+      lastId = this.writeBatch(lines, jobs);
+    } catch (e) {
+      this.spans.clear(); // the rolled-back transaction may have moved them
+      throw e; // the buffer is intact
+    }
     this.buffer = [];
     this.jobs = [];
     this.failing = false;
@@ -99,7 +114,10 @@ export class LogWriter {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.runs.size > MAX_TRACKED_RUNS) this.runs.clear();
+    if (this.runs.size > MAX_TRACKED_RUNS) {
+      this.runs.clear();
+      this.spans.clear();
+    }
     this.opts.onCommitted(lastId);
     for (const fn of this.listeners) {
       try {
@@ -115,21 +133,49 @@ export class LogWriter {
     return () => this.listeners.delete(listener);
   }
 
-  /** Lines appended but not yet durable. */
-  pending(): number {
-    return this.buffer.length;
-  }
-
   /** Stops the timer; the caller flushes first. */
   stop(): void {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
   }
 
+  /** Inside the flush transaction. Returns the highest id written. */
+  private write(lines: LogLine[], jobs: string[]): number {
+    // Group by run, keeping each run's order (runs in order of first appearance).
+    const byRun = new Map<number, number[]>();
+    for (let i = 0; i < lines.length; i++) {
+      const runId = lines[i]!.run_id;
+      const idx = byRun.get(runId);
+      if (idx) idx.push(i);
+      else byRun.set(runId, [i]);
+    }
+    const insert = this.st.insert;
+    let lastId = 0;
+    for (const [runId, idx] of byRun) {
+      let span = this.spans.get(runId);
+      for (const i of idx) {
+        const l = lines[i]!;
+        const id = Number(insert.run(runId, l.seq, l.ts, l.stream, l.line, jobs[i]).lastInsertRowid);
+        if (span && l.seq === span.lastSeq + 1 && id === span.firstId + (l.seq - span.firstSeq)) {
+          span.lastSeq = l.seq; // contiguous: the span grows (written once per run below)
+        } else {
+          if (span) this.st.growSpan.run(span.lastSeq, runId, span.firstSeq);
+          span = { firstSeq: l.seq, lastSeq: l.seq, firstId: id };
+          this.st.newSpan.run(runId, l.seq, l.seq, id);
+        }
+        lastId = id;
+      }
+      this.st.growSpan.run(span!.lastSeq, runId, span!.firstSeq);
+      this.spans.set(runId, span!);
+    }
+    this.st.count.run(lines.length);
+    return lastId;
+  }
+
   private track(runId: number): { seq: number; job: string } {
-    const row = this.st.runInfo.get(runId) as { job_name: string; max_seq: number | null } | undefined;
+    const row = this.st.runInfo.get(runId) as { job_name: string; last_seq: number | null } | undefined;
     if (!row) throw new NotFoundError("run", runId);
-    const run = { seq: row.max_seq ?? 0, job: row.job_name };
+    const run = { seq: row.last_seq ?? 0, job: row.job_name };
     this.runs.set(runId, run);
     return run;
   }

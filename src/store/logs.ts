@@ -2,18 +2,24 @@ import type { LogsStore } from "./api.js";
 import type { FtsIndexer } from "./ftsIndexer.js";
 import { toFtsQuery } from "./ftsQuery.js";
 import type { LogWriter } from "./logWriter.js";
-import type { Db } from "./sql.js";
+import type { Db, Stmt } from "./sql.js";
 import { checkSlice, count, normStream, StatementCache, Where } from "./sql.js";
 import type { LogLine, LogStream, Slice } from "./types.js";
 
 const DEFAULT_TAIL_STREAMS: readonly LogStream[] = ["stdout", "stderr"];
-const LINE_COLS = "run_id, seq, ts, stream, line";
+const COLS = "l.run_id, l.seq, l.ts, l.stream, l.line";
+
+/** A run's lines through its spans: rowid range scans, in seq order when ordered by (first_seq, id). */
+const SPAN_JOIN = `run_log_spans s JOIN run_logs l
+  ON l.id BETWEEN s.first_id + max(0, ? - s.first_seq) AND s.first_id + (min(s.last_seq, ?) - s.first_seq)`;
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 
 type SearchRow = LogLine & { id: number; job_name: string };
 
 /** run_logs: appends go through the LogWriter, reads see durable lines only. */
 export class SqliteLogs implements LogsStore {
   private readonly cache: StatementCache;
+  private readonly st: Record<"range" | "lastSeq" | "allLines", Stmt>;
 
   constructor(
     db: Db,
@@ -21,6 +27,14 @@ export class SqliteLogs implements LogsStore {
     private readonly indexer: FtsIndexer,
   ) {
     this.cache = new StatementCache(db);
+    this.st = {
+      // seq lo..hi of one run: pure rowid ranges, no stepping over skipped lines
+      range: db.prepare(
+        `SELECT ${COLS} FROM ${SPAN_JOIN} WHERE s.run_id = ? AND s.last_seq >= ? AND s.first_seq <= ? ORDER BY s.first_seq, l.id`,
+      ),
+      lastSeq: db.prepare("SELECT last_seq FROM run_log_spans WHERE run_id = ? ORDER BY first_seq DESC LIMIT 1").pluck(),
+      allLines: db.prepare("SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'log_lines'").pluck(),
+    };
   }
 
   append(runId: number, stream: LogStream, line: string, ts: string): LogLine {
@@ -35,7 +49,6 @@ export class SqliteLogs implements LogsStore {
     return this.writer.onFlushed(listener);
   }
 
-  /** Lines written but not yet searchable with `q` (the full-text index trails during bursts). */
   ftsLag(): number {
     return this.indexer.lag();
   }
@@ -45,17 +58,28 @@ export class SqliteLogs implements LogsStore {
     opts: { afterSeq?: number; limit: number; offset: number; streams?: LogStream[] },
   ): { lines: LogLine[]; total: number } {
     checkSlice(opts.limit, opts.offset);
-    const w = new Where().add("run_id = ?", runId);
-    if (opts.afterSeq !== undefined) w.add("seq > ?", opts.afterSeq);
-    addStreams(w, opts.streams);
-    const where = w.sql();
-    const total = count(this.cache.get(`SELECT count(*) FROM run_logs${where}`), w.params);
+    const after = Math.max(0, opts.afterSeq ?? 0);
+    const streams = streamSet(opts.streams);
+    if (streams === null) {
+      // seq runs 1..last without gaps: the page is the seq range after+offset+1 .. +limit.
+      const last = (this.st.lastSeq.get(runId) as number | undefined) ?? 0;
+      const total = Math.max(0, last - after);
+      const lo = after + opts.offset + 1;
+      const hi = Math.min(last, lo + opts.limit - 1);
+      const lines = lo > hi ? [] : (this.st.range.all(lo, hi, runId, lo, hi) as LogLine[]);
+      return { lines, total };
+    }
+    if (streams.length === 0) return { lines: [], total: 0 };
+    const inStreams = `l.stream IN (${streams.map(() => "?").join(", ")})`;
+    const where = `WHERE s.run_id = ? AND s.last_seq > ? AND ${inStreams}`;
+    const params = [after + 1, NO_LIMIT, runId, after, ...streams];
+    const total = count(this.cache.get(`SELECT count(*) FROM ${SPAN_JOIN} ${where}`), params);
     const lines =
       opts.offset >= total
         ? []
         : (this.cache
-            .get(`SELECT ${LINE_COLS} FROM run_logs${where} ORDER BY seq LIMIT ? OFFSET ?`)
-            .all(...w.params, opts.limit, opts.offset) as LogLine[]);
+            .get(`SELECT ${COLS} FROM ${SPAN_JOIN} ${where} ORDER BY s.first_seq, l.id LIMIT ? OFFSET ?`)
+            .all(...params, opts.limit, opts.offset) as LogLine[]);
     return { lines, total };
   }
 
@@ -65,40 +89,59 @@ export class SqliteLogs implements LogsStore {
     offset: number,
   ): Slice<SearchRow> {
     checkSlice(limit, offset);
+    const cols = `l.id, l.job_name, ${COLS}`;
     const w = new Where();
-    if (q.run_id !== undefined) w.add("run_id = ?", q.run_id);
-    // Through job_runs so the (run_id, seq) index serves it; run_logs has no job index on the hot path.
-    if (q.job !== undefined) w.add("run_id IN (SELECT id FROM job_runs WHERE job_name = ?)", q.job);
-    if (q.stream !== undefined) w.add("stream = ?", normStream(q.stream));
+    if (q.stream !== undefined) w.add("l.stream = ?", normStream(q.stream));
+    let from = "run_logs l";
+    let order = "l.id DESC";
+    let params: unknown[] = [];
+    let total: number | null = null;
     if (q.q !== undefined && q.q.trim() !== "") {
+      // The full-text match picks the candidates; the other filters check each one.
       const match = toFtsQuery(q.q);
       if (match === null) return { rows: [], total: 0, limit, offset };
-      w.add("id IN (SELECT rowid FROM run_logs_fts WHERE run_logs_fts MATCH ?)", match);
+      w.add("l.id IN (SELECT rowid FROM run_logs_fts WHERE run_logs_fts MATCH ?)", match);
+      if (q.run_id !== undefined) w.add("l.run_id = ?", q.run_id);
+      if (q.job !== undefined) w.add("l.job_name = ?", q.job);
+    } else if (q.run_id !== undefined || q.job !== undefined) {
+      // Through the spans: range scans of the runs' lines instead of a scan of the table.
+      from = SPAN_JOIN;
+      params = [0, NO_LIMIT];
+      if (q.run_id !== undefined) {
+        w.add("s.run_id = ?", q.run_id);
+        order = "s.first_seq DESC, l.id DESC"; // = id desc within one run, without a sort
+      }
+      if (q.job !== undefined) w.add("s.run_id IN (SELECT id FROM job_runs WHERE job_name = ?)", q.job);
+      // Every term is on the spans: their sizes add up to the total.
+      if (q.stream === undefined) {
+        total = count(this.cache.get(`SELECT coalesce(sum(s.last_seq - s.first_seq + 1), 0) FROM run_log_spans s${w.sql()}`), w.params);
+      }
+    } else if (q.stream === undefined) {
+      total = this.st.allLines.get() as number;
     }
     const where = w.sql();
-    const total = count(this.cache.get(`SELECT count(*) FROM run_logs${where}`), w.params);
+    const all = [...params, ...w.params];
+    total ??= count(this.cache.get(`SELECT count(*) FROM ${from}${where}`), all);
     const rows =
       offset >= total
         ? []
-        : (this.cache
-            .get(`SELECT id, job_name, ${LINE_COLS} FROM run_logs${where} ORDER BY id DESC LIMIT ? OFFSET ?`)
-            .all(...w.params, limit, offset) as SearchRow[]);
+        : (this.cache.get(`SELECT ${cols} FROM ${from}${where} ORDER BY ${order} LIMIT ? OFFSET ?`).all(...all, limit, offset) as SearchRow[]);
     return { rows, total, limit, offset };
   }
 
   tail(runId: number, n: number, streams: LogStream[] = [...DEFAULT_TAIL_STREAMS]): LogLine[] {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`n must be an integer >= 0, got ${String(n)}`);
-    if (n === 0) return [];
-    const w = new Where().add("run_id = ?", runId);
-    addStreams(w, streams);
-    const st = this.cache.get(`SELECT ${LINE_COLS} FROM run_logs${w.sql()} ORDER BY seq DESC LIMIT ?`);
-    return (st.all(...w.params, n) as LogLine[]).reverse();
+    const set = streamSet(streams);
+    if (n === 0 || set?.length === 0) return [];
+    const inStreams = set === null ? "" : ` AND l.stream IN (${set.map(() => "?").join(", ")})`;
+    const st = this.cache.get(`SELECT ${COLS} FROM ${SPAN_JOIN} WHERE s.run_id = ?${inStreams} ORDER BY s.first_seq DESC, l.id DESC LIMIT ?`);
+    return (st.all(0, NO_LIMIT, runId, ...(set ?? []), n) as LogLine[]).reverse();
   }
 }
 
-function addStreams(w: Where, streams: readonly LogStream[] | undefined): void {
-  if (streams === undefined) return;
+/** The distinct streams asked for, or null when that is all three (no filter needed). */
+function streamSet(streams: readonly LogStream[] | undefined): LogStream[] | null {
+  if (streams === undefined) return null;
   const s = [...new Set(streams.map(normStream))];
-  if (s.length === 0) w.add("0");
-  else if (s.length < 3) w.add(`stream IN (${s.map(() => "?").join(", ")})`, ...s);
+  return s.length === 3 ? null : s;
 }

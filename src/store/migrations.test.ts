@@ -28,7 +28,7 @@ describe("migrations", () => {
       { version: 2, name: "log_search" },
     ]);
     expect(names(db, "table")).toEqual(
-      expect.arrayContaining(["job_runs", "run_tags", "job_state", "run_logs", "run_logs_fts", "run_outputs", "alerts", "integration_status", "store_meta"]),
+      expect.arrayContaining(["job_runs", "run_tags", "job_state", "run_logs", "run_log_spans", "run_logs_fts", "run_outputs", "alerts", "integration_status", "store_meta"]),
     );
     expect(names(db, "index")).toEqual(
       expect.arrayContaining(["job_runs_slot", "job_runs_job", "job_runs_status", "job_runs_created", "run_outputs_cycle", "alerts_status"]),
@@ -47,6 +47,8 @@ describe("migrations", () => {
     v1.prepare("INSERT INTO run_tags (tag, run_id) VALUES ('etl', 1)").run();
     const line = v1.prepare("INSERT INTO run_logs (run_id, seq, ts, stream, line, job_name) VALUES (1, ?, ?, 'stdout', ?, 'old')");
     for (let i = 1; i <= 3; i++) line.run(i, NOW, `legacy line ${i} written before search existed`);
+    v1.prepare("INSERT INTO run_log_spans (run_id, first_seq, last_seq, first_id) VALUES (1, 1, 3, 1)").run();
+    v1.prepare("UPDATE store_meta SET value = 3 WHERE key = 'log_lines'").run();
     v1.close();
 
     const store = open(tmp.file(), { ftsIntervalMs: 10 });

@@ -22,7 +22,17 @@ const LOG_BATCH = 5_000;
  */
 export class Retention {
   private readonly st: Record<
-    "byAge" | "jobs" | "nthFinished" | "byCap" | "logIds" | "deleteLogs" | "deleteOutputs" | "deleteRuns",
+    | "byAge"
+    | "jobs"
+    | "nthFinished"
+    | "byCap"
+    | "spans"
+    | "deleteLines"
+    | "deleteSpan"
+    | "trimSpan"
+    | "count"
+    | "deleteOutputs"
+    | "deleteRuns",
     Stmt
   >;
   private readonly deleteLogBatch: (runIds: string) => number;
@@ -55,18 +65,35 @@ export class Retention {
       byCap: db
         .prepare(`SELECT id FROM job_runs WHERE job_name = ? AND id < ? AND ${done} ORDER BY id LIMIT ${RUN_BATCH}`)
         .pluck(),
-      logIds: db
-        .prepare(`SELECT l.id FROM run_logs l WHERE l.run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done}) LIMIT ${LOG_BATCH}`)
-        .pluck(),
-      deleteLogs: db.prepare(`DELETE FROM run_logs WHERE id IN (${ids})`),
+      spans: db.prepare(
+        `SELECT run_id, first_seq, last_seq, first_id FROM run_log_spans
+         WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done}) LIMIT ${LOG_BATCH}`,
+      ),
+      deleteLines: db.prepare("DELETE FROM run_logs WHERE id BETWEEN ? AND ?"),
+      deleteSpan: db.prepare("DELETE FROM run_log_spans WHERE run_id = ? AND first_seq = ?"),
+      trimSpan: db.prepare("UPDATE run_log_spans SET first_seq = ?, first_id = ? WHERE run_id = ? AND first_seq = ?"),
+      count: db.prepare("UPDATE store_meta SET value = value - ? WHERE key = 'log_lines'"),
       deleteOutputs: db.prepare(`DELETE FROM run_outputs WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
       deleteRuns: db.prepare(`DELETE FROM job_runs WHERE id IN (${ids}) AND ${done}`),
     };
+    // At most LOG_BATCH lines per transaction: whole spans, and the front
+    // of a span that is bigger than what is left of the budget.
     this.deleteLogBatch = db.transaction((runIds: string): number => {
-      const logIds = this.st.logIds.all(runIds) as number[];
-      if (logIds.length === 0) return 0;
-      this.indexer.forget(logIds);
-      return this.st.deleteLogs.run(JSON.stringify(logIds)).changes;
+      let budget = LOG_BATCH;
+      for (const sp of this.st.spans.all(runIds) as SpanRow[]) {
+        if (budget === 0) break;
+        const size = sp.last_seq - sp.first_seq + 1;
+        const k = Math.min(size, budget);
+        const lastId = sp.first_id + k - 1;
+        this.indexer.forget(sp.first_id, lastId);
+        this.st.deleteLines.run(sp.first_id, lastId);
+        if (k === size) this.st.deleteSpan.run(sp.run_id, sp.first_seq);
+        else this.st.trimSpan.run(sp.first_seq + k, sp.first_id + k, sp.run_id, sp.first_seq);
+        budget -= k;
+      }
+      const deleted = LOG_BATCH - budget;
+      if (deleted > 0) this.st.count.run(deleted);
+      return deleted;
     });
     this.deleteRunBatch = db.transaction((runIds: string) => ({
       outputs: this.st.deleteOutputs.run(runIds).changes,
@@ -130,6 +157,13 @@ export class Retention {
     yield;
     return runs;
   }
+}
+
+interface SpanRow {
+  run_id: number;
+  first_seq: number;
+  last_seq: number;
+  first_id: number;
 }
 
 function emptyResult(): RetentionResult {

@@ -1,0 +1,142 @@
+import Database from "better-sqlite3";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Store } from "./api.js";
+import { open, runTo, tempDir, waitFor } from "./testing.js";
+import type { TempDir } from "./testing.js";
+import type { LogLine, LogStream } from "./types.js";
+import { LOG_STREAMS } from "./types.js";
+
+const TS = "2026-11-21T10:00:00.000Z";
+let tmp: TempDir | undefined;
+afterEach(() => {
+  tmp?.remove();
+  tmp = undefined;
+});
+
+function spans(file: string): { run_id: number; first_seq: number; last_seq: number; first_id: number }[] {
+  const db = new Database(file, { readonly: true });
+  const rows = db.prepare("SELECT * FROM run_log_spans ORDER BY run_id, first_seq").all() as ReturnType<typeof spans>;
+  db.close();
+  return rows;
+}
+
+describe("run_log_spans", () => {
+  it("keeps one growing span for a run that writes alone, and one span per run per flush when runs interleave", () => {
+    tmp = tempDir();
+    const store = open(tmp.file(), { logFlushLines: 100 });
+    const a = runTo(store, "RUNNING").id;
+    for (let i = 0; i < 1_000; i++) store.logs.append(a, "stdout", `a ${i}`, TS); // 10 flushes
+    store.logs.flush();
+    expect(spans(store.path)).toEqual([{ run_id: a, first_seq: 1, last_seq: 1_000, first_id: 1 }]);
+    const b = runTo(store, "RUNNING").id;
+    for (let i = 0; i < 200; i++) store.logs.append(i % 2 ? a : b, "stdout", `${i}`, TS); // 2 flushes
+    store.logs.flush();
+    // each flush writes b's 50 lines, then a's 50 (order of first appearance)
+    expect(spans(store.path)).toEqual([
+      { run_id: a, first_seq: 1, last_seq: 1_000, first_id: 1 },
+      { run_id: a, first_seq: 1_001, last_seq: 1_050, first_id: 1_051 },
+      { run_id: a, first_seq: 1_051, last_seq: 1_100, first_id: 1_151 },
+      { run_id: b, first_seq: 1, last_seq: 50, first_id: 1_001 },
+      { run_id: b, first_seq: 51, last_seq: 100, first_id: 1_101 },
+    ]);
+    expect(store.logs.forRun(a, { limit: 10_000, offset: 0 }).lines.map((l) => l.seq)).toEqual(Array.from({ length: 1_100 }, (_, i) => i + 1));
+    store.close();
+  });
+});
+
+type Action =
+  | { kind: "append"; run: number; stream: LogStream; n: number }
+  | { kind: "flush" }
+  | { kind: "reopen" };
+
+const actionArb: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant("append" as const), run: fc.integer({ min: 0, max: 2 }), stream: fc.constantFrom(...LOG_STREAMS), n: fc.integer({ min: 1, max: 12 }) }) },
+  { weight: 2, arbitrary: fc.constant({ kind: "flush" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "reopen" as const }) },
+);
+const readArb = fc.record({
+  run: fc.integer({ min: 0, max: 2 }),
+  afterSeq: fc.option(fc.integer({ min: 0, max: 60 }), { nil: undefined }),
+  limit: fc.integer({ min: 1, max: 40 }),
+  offset: fc.integer({ min: 0, max: 60 }),
+  streams: fc.option(fc.subarray([...LOG_STREAMS]), { nil: undefined }),
+  tailN: fc.integer({ min: 0, max: 50 }),
+});
+
+describe("log reads agree with a plain model (property)", () => {
+  it("forRun, tail, search by run and job, totals: across flushes and restarts", () => {
+    fc.assert(
+      fc.property(fc.array(actionArb, { minLength: 1, maxLength: 40 }), fc.array(readArb, { minLength: 1, maxLength: 8 }), (actions, reads) => {
+        const dir = tempDir("svc-store-prop-");
+        let store: Store = open(dir.file(), { logFlushLines: 7, logFlushMs: 60_000 });
+        try {
+          const runs = [0, 1, 2].map((i) => runTo(store, "RUNNING", { job_name: i < 2 ? "twins" : "solo" }).id);
+          const model: LogLine[] = [];
+          const seq = [0, 0, 0];
+          for (const a of actions) {
+            if (a.kind === "append") {
+              for (let k = 0; k < a.n; k++) {
+                const line = store.logs.append(runs[a.run]!, a.stream, `r${a.run} ${seq[a.run]! + 1}`, TS);
+                expect(line.seq).toBe(++seq[a.run]!);
+                model.push(line);
+              }
+            } else if (a.kind === "flush") store.logs.flush();
+            else {
+              store.close();
+              store = open(dir.file(), { logFlushLines: 7, logFlushMs: 60_000 });
+            }
+          }
+          store.logs.flush();
+          for (const r of reads) {
+            const runId = runs[r.run]!;
+            const mine = model.filter((l) => l.run_id === runId);
+            const after = r.afterSeq ?? 0;
+            const filtered = mine.filter((l) => l.seq > after && (r.streams === undefined || r.streams.includes(l.stream)));
+            const got = store.logs.forRun(runId, { limit: r.limit, offset: r.offset, ...(r.afterSeq !== undefined ? { afterSeq: r.afterSeq } : {}), ...(r.streams ? { streams: r.streams } : {}) });
+            expect(got.total).toBe(filtered.length);
+            expect(got.lines).toEqual(filtered.slice(r.offset, r.offset + r.limit));
+            const tailStreams = r.streams ?? ["stdout", "stderr"];
+            expect(store.logs.tail(runId, r.tailN, r.streams)).toEqual(
+              r.tailN === 0 ? [] : mine.filter((l) => tailStreams.includes(l.stream)).slice(-r.tailN),
+            );
+            const byRun = store.logs.search({ run_id: runId }, r.limit, r.offset);
+            expect(byRun.total).toBe(mine.length);
+            expect(byRun.rows.map((x) => x.seq)).toEqual([...mine].reverse().slice(r.offset, r.offset + r.limit).map((l) => l.seq));
+          }
+          const twins = model.filter((l) => l.run_id !== runs[2]);
+          expect(store.logs.search({ job: "twins" }, 10_000, 0).total).toBe(twins.length);
+          expect(store.logs.search({ job: "twins", stream: "stderr" }, 10_000, 0).total).toBe(twins.filter((l) => l.stream === "stderr").length);
+          expect(store.logs.search({}, 1, 0).total).toBe(model.length);
+          const rows = store.logs.search({}, 10_000, 0).rows;
+          expect(new Set(rows.map((x) => `${x.run_id}:${x.seq}`)).size).toBe(model.length); // (run_id, seq) unique
+        } finally {
+          store.close();
+          dir.remove();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("retention of big runs", () => {
+  it("deletes a run of 12,000 lines in bounded batches, trimming its span, with the line counter kept", async () => {
+    tmp = tempDir();
+    const store = open(tmp.file(), { ftsIntervalMs: 5 });
+    const big = runTo(store, "SUCCESS", { created_at: "2026-01-01T00:00:00.000Z" }).id;
+    const keep = runTo(store, "RUNNING").id;
+    for (let i = 0; i < 12_000; i++) store.logs.append(big, "stdout", `big ${i}`, TS);
+    store.logs.append(keep, "stdout", "keep me", TS);
+    store.logs.flush();
+    await waitFor(() => store.logs.ftsLag() === 0, 2_000);
+    const result = await store.vacuumAsync({ maxAgeMs: 86_400_000, maxRunsPerJob: null }, Date.parse("2026-11-21T00:00:00.000Z"));
+    expect(result).toEqual({ runsByAge: 1, runsByCap: 0, logLines: 12_000, outputs: 0 });
+    expect(spans(store.path)).toEqual([{ run_id: keep, first_seq: 1, last_seq: 1, first_id: 12_001 }]);
+    expect(store.logs.search({}, 10, 0).total).toBe(1);
+    expect(store.logs.search({ q: "big" }, 10, 0).total).toBe(0);
+    expect(store.logs.search({ q: "keep" }, 10, 0).total).toBe(1);
+    expect(store.exportAll().run_logs_count).toBe(1);
+    store.close();
+  });
+});
