@@ -3,9 +3,10 @@ import type { ConfigIssue } from "../../config/types.js";
 import type { ApiDeps } from "../deps.js";
 import { invalidConfig } from "../errors.js";
 import { configIssueSchema } from "../schemas.js";
+import type { ViewCache } from "../viewCache.js";
 import { jobCounts } from "../views.js";
 
-const counts = {
+const countsSchema = {
   type: "object",
   required: ["total", "active", "paused", "running"],
   properties: { total: { type: "integer" }, active: { type: "integer" }, paused: { type: "integer" }, running: { type: "integer" } },
@@ -18,7 +19,9 @@ export function rejectedReload(errors: ConfigIssue[]) {
   );
 }
 
-export function daemonRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function daemonRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache): void {
+  const counts = () => views.get("counts", () => ({ value: jobCounts(deps.project(), deps.store, deps.engine) }));
+
   app.get(
     "/api/status",
     {
@@ -34,7 +37,7 @@ export function daemonRoutes(app: FastifyInstance, deps: ApiDeps): void {
               version: { type: "string" },
               uptime_s: { type: "integer" },
               started_at: { type: "string" },
-              jobs: counts,
+              jobs: countsSchema,
             },
           },
         },
@@ -45,7 +48,7 @@ export function daemonRoutes(app: FastifyInstance, deps: ApiDeps): void {
       version: deps.version,
       uptime_s: Math.max(0, Math.floor((Date.now() - deps.startedAt) / 1000)),
       started_at: new Date(deps.startedAt).toISOString(),
-      jobs: jobCounts(deps.project(), deps.store, deps.engine),
+      jobs: counts(),
     }),
   );
 
@@ -77,7 +80,7 @@ export function daemonRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     async () => {
-      const c = jobCounts(deps.project(), deps.store, deps.engine);
+      const c = counts();
       return {
         pid: deps.pid,
         config_path: deps.paths.config,

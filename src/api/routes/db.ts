@@ -21,6 +21,7 @@ import {
   triggerSchema,
 } from "../schemas.js";
 import { definedOnly } from "../query.js";
+import type { ViewCache } from "../viewCache.js";
 import { stateRows, type StateRow } from "../views.js";
 
 const tags = ["database"];
@@ -49,7 +50,7 @@ const stateRowSchema = {
   },
 } as const;
 
-export function dbRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function dbRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache): void {
   const { store } = deps;
 
   app.get<{
@@ -114,7 +115,9 @@ export function dbRoutes(app: FastifyInstance, deps: ApiDeps): void {
       if (active.length > 0) {
         throw conflict(`job ${job} has a running run (${active.join(", ")}): its lock is live; cancel the run instead`);
       }
-      return { row: store.jobState.upsert(job, { lock_pid: null }) };
+      const row = store.jobState.upsert(job, { lock_pid: null });
+      views.invalidate();
+      return { row };
     },
   );
 

@@ -3,6 +3,7 @@ import { dashboardRoutes } from "../dashboard.js";
 import type { ApiDeps } from "../deps.js";
 import { logStreamRoute, type LogStreamOptions } from "../logStream.js";
 import { openApiDocument, type RouteDoc } from "../openapi.js";
+import { ViewCache } from "../viewCache.js";
 import { configRoutes } from "./config.js";
 import { daemonRoutes } from "./daemon.js";
 import { dbRoutes } from "./db.js";
@@ -24,12 +25,14 @@ export interface RoutesOptions {
  */
 export async function allRoutes(app: FastifyInstance, opts: RoutesOptions): Promise<void> {
   const { deps } = opts;
-  daemonRoutes(app, deps);
-  jobRoutes(app, deps);
+  const views = new ViewCache(deps.bus);
+  app.addHook("onClose", async () => views.close());
+  daemonRoutes(app, deps, views);
+  jobRoutes(app, deps, views);
   runRoutes(app, deps);
   observabilityRoutes(app, deps);
   configRoutes(app, deps);
-  dbRoutes(app, deps);
+  dbRoutes(app, deps, views);
   integrationRoutes(app, deps);
   logStreamRoute(app, deps, opts.logStream);
   await dashboardRoutes(app, deps);

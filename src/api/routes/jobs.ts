@@ -12,6 +12,7 @@ import {
   startedRunSchema,
   TAG_PATTERN,
 } from "../schemas.js";
+import type { ViewCache } from "../viewCache.js";
 import { emptyState, jobSummaries } from "../views.js";
 
 const TAG = { type: "string", pattern: TAG_PATTERN, description: "tag (lowercase letters, digits, hyphens; at most 32)" } as const;
@@ -37,7 +38,7 @@ const jobNames = { type: "object", required: ["jobs"], properties: { jobs: { typ
 
 type NameParams = { Params: { name: string } };
 
-export function jobRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function jobRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache): void {
   const { engine, store } = deps;
 
   const started = (run: RunRecord) => ({ run_id: run.id, cycle_id: run.cycle_id, status: run.status });
@@ -52,7 +53,18 @@ export function jobRoutes(app: FastifyInstance, deps: ApiDeps): void {
         response: { 200: { type: "object", required: ["jobs"], properties: { jobs: { type: "array", items: jobSummarySchema } } } },
       },
     },
-    async (request) => ({ jobs: jobSummaries(deps.project(), store, engine, request.query.tag) }),
+    async (request, reply) => {
+      const tag = request.query.tag;
+      // Serialized and encoded once per change: dashboards poll this, and at 1,000 jobs it is ~700 KB.
+      const body = views.get(`jobs:${tag ?? ""}`, () => {
+        const jobs = jobSummaries(deps.project(), store, engine, tag);
+        // Stale once the earliest slot passes (a paused job's slot moves on without an event).
+        let expiresAt = Infinity;
+        for (const j of jobs) if (j.next_run) expiresAt = Math.min(expiresAt, Date.parse(j.next_run));
+        return { value: Buffer.from(JSON.stringify({ jobs })), expiresAt };
+      });
+      return reply.type("application/json; charset=utf-8").send(body);
+    },
   );
 
   app.get<NameParams & { Querystring: { runs: number } }>(
@@ -179,6 +191,7 @@ export function jobRoutes(app: FastifyInstance, deps: ApiDeps): void {
       async (request) => {
           if (verb === "pause") engine.pause(request.params.name);
         else engine.resume(request.params.name);
+        views.invalidate();
         return { job: request.params.name, paused: verb === "pause" };
       },
     );
@@ -204,6 +217,7 @@ export function jobRoutes(app: FastifyInstance, deps: ApiDeps): void {
         const tag = request.body?.tag ?? request.query.tag;
         if (tag === undefined) throw badRequest('body field "tag" is required', [{ in: "body", field: "tag", message: "is required" }]);
         const jobs = verb === "pause" ? engine.pauseTag(tag) : engine.resumeTag(tag);
+        views.invalidate();
         return { tag, jobs, paused: verb === "pause" };
       },
     );
