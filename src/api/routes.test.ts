@@ -75,6 +75,24 @@ describe("GET /api/jobs", () => {
     expect(r.body.jobs.find((j: { name: string }) => j.name === "hourly-job").next_run).toMatch(/:00:00\.000Z$/);
   });
 
+  it("is never stale after a run, a pause or a reload (the list is memoised)", async () => {
+    const before = (await k.get("/api/jobs")).body.jobs.find((j: { name: string }) => j.name === "hourly-job");
+    const id = await k.run("hourly-job");
+    const during = (await k.get("/api/jobs")).body.jobs.find((j: { name: string }) => j.name === "hourly-job");
+    expect(during.last_run.id).toBe(id);
+    await k.waitRun(id, ["SUCCESS"]);
+    const after = (await k.get("/api/jobs")).body.jobs.find((j: { name: string }) => j.name === "hourly-job");
+    expect(after.last_run).toMatchObject({ id, status: "SUCCESS" });
+    expect(after.state.last_success).not.toBeNull();
+    expect(before.last_run?.id).not.toBe(id);
+    await k.post("/api/jobs/hourly-job/pause");
+    expect((await k.get("/api/jobs?tag=")).status).toBe(400);
+    expect((await k.get("/api/jobs")).body.jobs.find((j: { name: string }) => j.name === "hourly-job").paused).toBe(true);
+    await k.post("/api/jobs/hourly-job/resume");
+    expect((await k.get("/api/jobs")).body.jobs.find((j: { name: string }) => j.name === "hourly-job").paused).toBe(false);
+    expect((await k.get("/api/status")).body.jobs.paused).toBe(0);
+  });
+
   it("filters by tag; an unused tag gives an empty list, a malformed one 400", async () => {
     expect((await k.get("/api/jobs?tag=etl")).body.jobs.map((j: { name: string }) => j.name)).toEqual(["extract", "transform"]);
     expect((await k.get("/api/jobs?tag=nothing")).body.jobs).toEqual([]);
