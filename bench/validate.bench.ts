@@ -23,8 +23,14 @@ const TARGET_MS = 300;
 const FREQS = ["hourly", "daily", "weekly", "monthly", "weekdays", "weekends", "manual"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney"];
 
-/** A realistic project: every field family in use, chains of after: jobs, notify entries. */
-export function generateProject(jobs: number): string {
+/**
+ * A generated project. `realistic`: every job has a description, command,
+ * schedule and tags; some have notify entries, outputs, env, healthchecks,
+ * SLAs and retries, as in real configs (~11 lines per job). `rich`: every
+ * job uses every field family (~27 lines per job), a worst case.
+ */
+export function generateProject(jobs: number, shape: "realistic" | "rich" = "realistic"): string {
+  const rich = shape === "rich";
   const out: string[] = [
     "defaults:",
     "  timezone: Europe/Berlin",
@@ -36,6 +42,7 @@ export function generateProject(jobs: number): string {
     "  smtp: {host: mail.example, from: svc@example.org, port: 587}",
     "jobs:",
   ];
+  const every = (n: number, i: number) => rich || i % n === 0;
   for (let i = 0; i < jobs; i++) {
     const freq = FREQS[i % FREQS.length]!;
     out.push(`  job-${i}:`);
@@ -49,24 +56,34 @@ export function generateProject(jobs: number): string {
       if (!["hourly", "manual"].includes(freq)) out.push(`    time: "${String(i % 24).padStart(2, "0")}${String((i * 7) % 60).padStart(2, "0")}"`);
       if (freq === "weekly") out.push("    weekday: fri");
       if (freq === "monthly") out.push(`    day_of_month: ${(i % 28) + 1}`);
-      out.push(`    timezone: ${ZONES[i % ZONES.length]}`);
+      if (every(2, i)) out.push(`    timezone: ${ZONES[i % ZONES.length]}`);
     }
     if (i % 6 === 2 && i > 2) out.push(`    depends_on: [job-${i - 2}]`);
-    out.push("    sla: 20m");
     out.push(`    tags: [etl, team-${i % 9}, tier-${i % 3}]`);
-    out.push(`    retry_delay: ${i % 2 ? "exponential" : "fixed:30s"}`);
-    out.push(`    concurrency: ${["forbid", "allow", "replace"][i % 3]}`);
-    out.push("    env:");
-    out.push(`      BATCH: "${i}"`);
-    out.push('      DB_URL: "${env:DB_URL}"');
-    out.push("    output:");
-    out.push('      rows: "json_field:rows"');
-    out.push("    healthcheck:");
-    out.push(`      command: test -s /tmp/job-${i}.done`);
-    out.push("      timeout: 10s");
-    out.push("    notify:");
-    out.push('      on_failure: ["ops-chat:#data", "pager:p2"]');
-    out.push("      on_sla_breach: {channel: email:oncall@example.org, attach_logs: last_50_lines}");
+    if (every(3, i)) out.push("    sla: 20m");
+    if (every(4, i)) {
+      out.push(`    retry_delay: ${i % 2 ? "exponential" : "fixed:30s"}`);
+      out.push(`    concurrency: ${["forbid", "allow", "replace"][i % 3]}`);
+    }
+    if (every(5, i)) {
+      out.push("    env:");
+      out.push(`      BATCH: "${i}"`);
+      out.push('      DB_URL: "${env:DB_URL}"');
+    }
+    if (every(4, i)) {
+      out.push("    output:");
+      out.push('      rows: "json_field:rows"');
+    }
+    if (every(6, i)) {
+      out.push("    healthcheck:");
+      out.push(`      command: test -s /tmp/job-${i}.done`);
+      out.push("      timeout: 10s");
+    }
+    if (every(3, i)) {
+      out.push("    notify:");
+      out.push('      on_failure: ["ops-chat:#data", "pager:p2"]');
+      if (rich || i % 2 === 0) out.push("      on_sla_breach: {channel: email:oncall@example.org, attach_logs: last_50_lines}");
+    }
   }
   return out.join("\n") + "\n";
 }
@@ -129,10 +146,13 @@ export default async function validateBench(): Promise<BenchSection> {
   mkdirSync(OUT, { recursive: true });
   const built = ensureBuilt();
   const small = join(OUT, "svc.yaml");
+  const richFile = join(OUT, "svc-rich.yaml");
   const big = join(OUT, "svc-10000.yaml");
   const smallText = generateProject(1_000);
+  const richText = generateProject(1_000, "rich");
   const bigText = generateProject(10_000);
   writeFileSync(small, smallText);
+  writeFileSync(richFile, richText);
   writeFileSync(big, bigText);
 
   // Warm the file cache and the OS, then measure in interleaved rounds so
@@ -144,6 +164,7 @@ export default async function validateBench(): Promise<BenchSection> {
     nodeFloor.push(...wall(["-e", "0"], 1));
     validate.push(...wall([SVC, "-c", small, "validate"], 1));
   }
+  const validateRich = wall([SVC, "-c", richFile, "validate"], 7);
   const validateBig = wall([SVC, "-c", big, "validate"], 3);
 
   const load1k = inProcess(small, 7);
@@ -173,6 +194,12 @@ export default async function validateBench(): Promise<BenchSection> {
       notes: `validate costs ${(vMed - median(nodeFloor)).toFixed(0)} ms above starting Node`,
     },
     {
+      name: "svc validate, 1,000 jobs using every field: median",
+      value: median(validateRich),
+      unit: "ms",
+      notes: `7 runs; ${(richText.length / 1024).toFixed(0)} KB file (worst case)`,
+    },
+    {
       name: "svc validate, 10,000 jobs: median wall time",
       value: median(validateBig),
       unit: "ms",
@@ -190,8 +217,10 @@ export default async function validateBench(): Promise<BenchSection> {
   return {
     title: "Config loading and `svc validate`",
     method:
-      `Generated svc.yaml files (every job with schedule, timezone, sla, tags, env, output, healthcheck and two notify ` +
-      `events; a quarter are after: jobs) of 1,000 and 10,000 jobs. Wall time of \`node bin/svc.js -c <file> validate\` ` +
+      `Generated svc.yaml files of 1,000 and 10,000 jobs (bench/validate.bench.ts): every job with description, ` +
+      `command, schedule and tags, a quarter of them after: jobs, and a share with timezone, sla, retries, env, output, ` +
+      `healthcheck and notify entries (~11 lines per job); plus a 1,000-job worst case using every field on every job. ` +
+      `Wall time of \`node bin/svc.js -c <file> validate\` ` +
       `(spawn to exit), ${RUNS} runs interleaved with \`node -e 0\` runs (the floor of any Node CLI here); then ` +
       `\`loadProject\` in this process (first call, then the median of the rest). ${built ?? "dist/ was up to date."} ` +
       `Load average ${loadavg()[0]!.toFixed(2)} at the end.`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import YAML from "yaml";
-import { fastParse, unpackPos } from "./fastYaml.js";
+import { fastParse, resolvePlain, unpackPos } from "./fastYaml.js";
 
 /** What `yaml` makes of a text: its value, or "error" when it reports any error or warning. */
 function reference(text: string): { value: unknown } | "error" {
@@ -66,6 +66,24 @@ describe("fastParse", () => {
   ];
   it.each(bailed)("leaves unusual input to yaml: %j", (text) => {
     expect(fastParse(text)).toBeNull();
+  });
+
+  it("property: plain scalars resolve exactly as yaml's core schema does", () => {
+    const chars = "0123456789+-.eExXoOabcdfABCDFinfaNlLtTrusmhd~_ ".split("");
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...chars), { minLength: 1, maxLength: 7 }), (cs) => {
+        const s = cs.join("").trim();
+        if (s === "" || /^-( |$)/.test(s)) return true;
+        const doc = YAML.parseDocument(`v: ${s}\n`);
+        if (doc.errors.length > 0) return true;
+        expect(resolvePlain(s)).toEqual((doc.toJS() as { v: unknown }).v);
+        return true;
+      }),
+      { numRuns: 2000 },
+    );
+    for (const s of ["30s", "1h30m", "2d", "0x1F", "0o17", "1e3", "+.inf", ".NaN", "1.", "-0", "Null", "TRUE", "faLse", "0230"]) {
+      expect(resolvePlain(s), s).toEqual((YAML.parse(`v: ${s}`) as { v: unknown }).v);
+    }
   });
 
   it("records 1-based key positions on request", () => {

@@ -39,7 +39,12 @@ class Bail extends Error {}
 
 // Characters the fast path never handles: tabs, control characters, BOM and
 // Unicode line separators. Document markers and directives at column 0.
-const UNSUPPORTED = /[\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\u2028\u2029]|^(?:---|\.\.\.|%)/m;
+const UNSUPPORTED_CHAR = /[\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\u2028\u2029]/;
+
+function hasDocumentMarkers(src: string): boolean {
+  if (src.startsWith("---") || src.startsWith("...") || src.startsWith("%")) return true;
+  return src.includes("\n---") || src.includes("\n...") || src.includes("\n%");
+}
 
 /**
  * Parses `text`, or returns null when it is outside the subset. With
@@ -50,7 +55,7 @@ const UNSUPPORTED = /[\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\u2028\u2029]|^
 export function fastParse(text: string, withPositions = false): FastParse | null {
   let src = text;
   if (src.includes("\r")) src = src.replace(/\r\n/g, "\n");
-  if (src.includes("\r") || UNSUPPORTED.test(src)) return null;
+  if (src.includes("\r") || UNSUPPORTED_CHAR.test(src) || hasDocumentMarkers(src)) return null;
   try {
     return new FastParser(src, withPositions).parseDocument();
   } catch (e) {
@@ -73,6 +78,9 @@ class FastParser {
   /** Indentation of each line, or -1 for blank and comment-only lines. */
   private readonly ind: Int32Array;
   private i = 0;
+  /** Where the key read by readKey ends (after its colon). */
+  private keyEnd = 0;
+  private readonly cursor = new Cursor();
   readonly positions: PositionIndex = new WeakMap();
 
   constructor(
@@ -132,9 +140,9 @@ class FastParser {
       const key = this.readKey(line, n);
       if (key === null) bail();
       // A duplicate key: `yaml` reports it with its position.
-      if (Object.prototype.hasOwnProperty.call(obj, key.key)) bail();
-      pos?.set(key.key, packPos(this.i + 1, n + 1));
-      obj[key.key] = this.parseValue(line, skipSpaces(line, key.end), m, true);
+      if (Object.prototype.hasOwnProperty.call(obj, key)) bail();
+      pos?.set(key, packPos(this.i + 1, n + 1));
+      obj[key] = this.parseValue(line, skipSpaces(line, this.keyEnd), m, true);
     }
     return obj;
   }
@@ -181,20 +189,22 @@ class FastParser {
       return this.parseBlockNode(parent, inMap);
     }
     const c = line[p]!;
+    const cur = this.cursor;
     let value: unknown;
-    let end: number;
     if (c === "|" || c === ">") {
       return this.parseBlockScalar(line, p, parent);
-    } else if (c === '"' || c === "'") {
-      [value, end] = c === '"' ? readDoubleQuoted(line, p) : readSingleQuoted(line, p);
+    } else if (c === '"') {
+      value = cur.doubleQuoted(line, p);
+    } else if (c === "'") {
+      value = cur.singleQuoted(line, p);
     } else if (c === "[" || c === "{") {
-      const flow = new FlowParser(line, this.i + 1, this.withPositions ? this.positions : null);
+      const flow = new FlowParser(line, this.i + 1, this.withPositions ? this.positions : null, cur);
       value = flow.value(p);
-      end = flow.p;
+      cur.end = flow.p;
     } else {
-      [value, end] = readPlain(line, p);
+      value = cur.plain(line, p);
     }
-    checkLineEnd(line, end);
+    checkLineEnd(line, cur.end);
     this.i++;
     // More-indented lines after an inline value continue it (or are errors): not our subset.
     this.skipBlank();
@@ -268,38 +278,36 @@ class FastParser {
   }
 
   /** A block map key at column n: `key:` or `"key":` followed by a space or the line end. */
-  private readKey(line: string, n: number): { key: string; end: number } | null {
+  private readKey(line: string, n: number): string | null {
     const c = line[n]!;
     let key: string;
     let colon: number;
     if (c === '"' || c === "'") {
-      let end: number;
       try {
-        [key, end] = c === '"' ? readDoubleQuoted(line, n) : readSingleQuoted(line, n);
+        key = c === '"' ? this.cursor.doubleQuoted(line, n) : this.cursor.singleQuoted(line, n);
       } catch (e) {
         if (e instanceof Bail) return null;
         throw e;
       }
-      colon = end;
+      colon = this.cursor.end;
       if (line.charCodeAt(colon) !== COLON) return null;
     } else {
       if (INDICATORS.includes(c)) return null;
-      colon = -1;
-      for (let k = n; k < line.length; k++) {
-        const ch = line.charCodeAt(k);
-        if (ch === COLON && (k + 1 === line.length || line.charCodeAt(k + 1) === SPACE)) {
-          colon = k;
-          break;
-        }
-        if (ch === HASH && line.charCodeAt(k - 1) === SPACE) return null;
+      // The key ends at the first ": " (or a ":" ending the line), unless a comment starts first.
+      colon = line.indexOf(": ", n);
+      if (colon === -1) {
+        if (line.charCodeAt(line.length - 1) !== COLON) return null;
+        colon = line.length - 1;
       }
-      if (colon === -1) return null;
+      const hash = line.indexOf(" #", n);
+      if (hash !== -1 && hash < colon) return null;
       key = line.slice(n, colon).trimEnd();
       if (key === "" || typeof resolvePlain(key) !== "string") bail();
     }
     if (colon + 1 < line.length && line.charCodeAt(colon + 1) !== SPACE) return null;
     if (key === "__proto__" || key === "<<") bail();
-    return { key, end: colon + 1 };
+    this.keyEnd = colon + 1;
+    return key;
   }
 }
 
@@ -317,18 +325,6 @@ function checkLineEnd(line: string, end: number): void {
   if (q === line.length) return;
   if (q > end && line.charCodeAt(q) === HASH) return;
   bail();
-}
-
-function readPlain(line: string, p: number): [unknown, number] {
-  const c = line[p]!;
-  if (c !== "-" && INDICATORS.includes(c)) bail();
-  if (c === "-" && (p + 1 === line.length || line.charCodeAt(p + 1) === SPACE)) bail();
-  let end = line.length;
-  const hash = line.indexOf(" #", p);
-  if (hash !== -1) end = hash;
-  const text = line.slice(p, end).trimEnd();
-  if (text.includes(": ") || text.endsWith(":")) bail();
-  return [resolvePlain(text), end];
 }
 
 const ESCAPES: Record<string, string> = {
@@ -352,57 +348,79 @@ const ESCAPES: Record<string, string> = {
 };
 const HEX_LEN: Record<string, number> = { x: 2, u: 4, U: 8 };
 
-/** `"..."` on one line; returns the value and the index after the closing quote. */
-function readDoubleQuoted(line: string, p: number): [string, number] {
-  let out = "";
-  let k = p + 1;
-  let start = k;
-  for (;;) {
-    if (k >= line.length) bail(); // multi-line quoted scalars are not our subset
-    const ch = line[k]!;
-    if (ch === '"') {
-      out += line.slice(start, k);
-      return [out, k + 1];
-    }
-    if (ch !== "\\") {
-      k++;
-      continue;
-    }
-    out += line.slice(start, k);
-    const e = line[k + 1];
-    if (e === undefined) bail();
-    const simple = ESCAPES[e];
-    if (simple !== undefined) {
-      out += simple;
-      k += 2;
-    } else {
-      const len = HEX_LEN[e];
-      if (len === undefined) bail();
-      const hex = line.slice(k + 2, k + 2 + len);
-      if (hex.length !== len || !/^[0-9a-fA-F]+$/.test(hex)) bail();
-      const code = parseInt(hex, 16);
-      if (code > 0x10ffff) bail();
-      out += String.fromCodePoint(code);
-      k += 2 + len;
-    }
-    start = k;
-  }
-}
+/**
+ * Scalar readers. Each returns the value and leaves `end` just after the
+ * scalar, so that no [value, end] pair is allocated per scalar.
+ */
+class Cursor {
+  end = 0;
 
-/** `'...'` on one line, `''` being a quote. */
-function readSingleQuoted(line: string, p: number): [string, number] {
-  let out = "";
-  let k = p + 1;
-  for (;;) {
-    const q = line.indexOf("'", k);
-    if (q === -1) bail();
-    out += line.slice(k, q);
-    if (line[q + 1] === "'") {
-      out += "'";
-      k = q + 2;
-      continue;
+  plain(line: string, p: number): unknown {
+    const c = line[p]!;
+    if (c !== "-" && INDICATORS.includes(c)) bail();
+    if (c === "-" && (p + 1 === line.length || line.charCodeAt(p + 1) === SPACE)) bail();
+    let end = line.length;
+    const hash = line.indexOf(" #", p);
+    if (hash !== -1) end = hash;
+    const text = line.slice(p, end).trimEnd();
+    if (text.includes(": ") || text.endsWith(":")) bail();
+    this.end = end;
+    return resolvePlain(text);
+  }
+
+  /** `"..."` on one line. */
+  doubleQuoted(line: string, p: number): string {
+    let out = "";
+    let k = p + 1;
+    let start = k;
+    for (;;) {
+      if (k >= line.length) bail(); // multi-line quoted scalars are not our subset
+      const ch = line[k]!;
+      if (ch === '"') {
+        this.end = k + 1;
+        return out + line.slice(start, k);
+      }
+      if (ch !== "\\") {
+        k++;
+        continue;
+      }
+      out += line.slice(start, k);
+      const e = line[k + 1];
+      if (e === undefined) bail();
+      const simple = ESCAPES[e];
+      if (simple !== undefined) {
+        out += simple;
+        k += 2;
+      } else {
+        const len = HEX_LEN[e];
+        if (len === undefined) bail();
+        const hex = line.slice(k + 2, k + 2 + len);
+        if (hex.length !== len || !/^[0-9a-fA-F]+$/.test(hex)) bail();
+        const code = parseInt(hex, 16);
+        if (code > 0x10ffff) bail();
+        out += String.fromCodePoint(code);
+        k += 2 + len;
+      }
+      start = k;
     }
-    return [out, q + 1];
+  }
+
+  /** `'...'` on one line, `''` being a quote. */
+  singleQuoted(line: string, p: number): string {
+    let out = "";
+    let k = p + 1;
+    for (;;) {
+      const q = line.indexOf("'", k);
+      if (q === -1) bail();
+      out += line.slice(k, q);
+      if (line[q + 1] === "'") {
+        out += "'";
+        k = q + 2;
+        continue;
+      }
+      this.end = q + 1;
+      return out;
+    }
   }
 }
 
@@ -424,9 +442,16 @@ export function resolvePlain(s: string): unknown {
     c === 102 || // f
     c === 70; // F
   if (!maybeSpecial) return s;
-  if (/^(?:~|[Nn]ull|NULL)?$/.test(s)) return null;
-  if (/^(?:[Tt]rue|TRUE)$/.test(s)) return true;
-  if (/^(?:[Ff]alse|FALSE)$/.test(s)) return false;
+  if (s.length > 5 && (c < 48 || c > 57) && c !== 43 && c !== 45 && c !== 46) return s; // longer than any word below
+  if (s === "" || s === "~" || s === "null" || s === "Null" || s === "NULL") return null;
+  if (s === "true" || s === "True" || s === "TRUE") return true;
+  if (s === "false" || s === "False" || s === "FALSE") return false;
+  if (c !== 43 && c !== 45 && c !== 46 && (c < 48 || c > 57)) return s; // n/t/f/~ words handled above
+  // Numbers end in a digit, a hex digit, "." (`1.`) or n/N/f/F (.nan, .inf): `30s`, `1h` are strings.
+  const last = s.charCodeAt(s.length - 1);
+  const numberEnd =
+    (last >= 48 && last <= 57) || (last >= 97 && last <= 102) || (last >= 65 && last <= 70) || last === 46 || last === 110 || last === 78;
+  if (!numberEnd) return s;
   if (/^0o[0-7]+$/.test(s)) return parseInt(s.slice(2), 8);
   if (/^[-+]?[0-9]+$/.test(s)) return parseInt(s, 10);
   if (/^0x[0-9a-fA-F]+$/.test(s)) return parseInt(s.slice(2), 16);
@@ -446,6 +471,7 @@ class FlowParser {
     private readonly line: string,
     private readonly lineNo: number,
     private readonly positions: PositionIndex | null,
+    private readonly cursor: Cursor,
   ) {}
 
   value(p: number): unknown {
@@ -454,8 +480,8 @@ class FlowParser {
     if (c === "[") return this.seq();
     if (c === "{") return this.map();
     if (c === '"' || c === "'") {
-      const [v, end] = c === '"' ? readDoubleQuoted(this.line, this.p) : readSingleQuoted(this.line, this.p);
-      this.p = end;
+      const v = c === '"' ? this.cursor.doubleQuoted(this.line, this.p) : this.cursor.singleQuoted(this.line, this.p);
+      this.p = this.cursor.end;
       return v;
     }
     return resolvePlain(this.plain());
@@ -524,9 +550,8 @@ class FlowParser {
       const c = this.line[this.p];
       let key: unknown;
       if (c === '"' || c === "'") {
-        const [v, end] = c === '"' ? readDoubleQuoted(this.line, this.p) : readSingleQuoted(this.line, this.p);
-        key = v;
-        this.p = end;
+        key = c === '"' ? this.cursor.doubleQuoted(this.line, this.p) : this.cursor.singleQuoted(this.line, this.p);
+        this.p = this.cursor.end;
       } else {
         key = resolvePlain(this.plain());
       }

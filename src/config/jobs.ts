@@ -26,6 +26,12 @@ import { schemaDefault } from "./schema/jsonSchema.js";
 import { FREQUENCIES, svcSchema, TIMED_FREQUENCIES } from "./schema/svcSchema.js";
 import { asDict, isDict, isInt, isKnownZone, isString, isStringList, type Dict } from "./values.js";
 
+/** A field's value, from the job or from `defaults`, and where it is written (computed only for errors). */
+interface Picked {
+  value: unknown;
+  path(): PathSeg[];
+}
+
 export interface JobContext {
   defaults: Dict;
   /** defaults.timezone when valid, else the system zone. */
@@ -58,12 +64,12 @@ const DEFAULT_HC_ON_FAIL = schemaDefault(svcSchema, ["defaults", "healthcheck", 
 export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
   const { defaults, issues } = ctx;
   const at = (...rest: PathSeg[]): PathSeg[] => ["jobs", name, ...rest];
-  /** The job's own value, else the one from `defaults`; `path` is where it is written. */
-  const pick = (field: string): { value: unknown; path: PathSeg[]; own: boolean } | null => {
-    if (raw[field] !== undefined && raw[field] !== null) return { value: raw[field], path: at(field), own: true };
-    if (defaults[field] !== undefined && defaults[field] !== null) {
-      return { value: defaults[field], path: ["defaults", field], own: false };
-    }
+  /** The job's own value, else the one from `defaults`; `path()` is where it is written. */
+  const pick = (field: string): Picked | null => {
+    const own = raw[field];
+    if (own !== undefined && own !== null) return { value: own, path: () => ["jobs", name, field] };
+    const inherited = defaults[field];
+    if (inherited !== undefined && inherited !== null) return { value: inherited, path: () => ["defaults", field] };
     return null;
   };
 
@@ -87,25 +93,25 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
     kind = defaults.frequency as FrequencyKind;
   }
   const timed = (TIMED_FREQUENCIES as readonly string[]).includes(kind);
-  const freqWord = `frequency ${kind === "after" ? "after:" + (after ?? "...") : kind}${freqOwn ? "" : " (from defaults)"}`;
+  const freqWord = (): string => `frequency ${kind === "after" ? "after:" + (after ?? "...") : kind}${freqOwn ? "" : " (from defaults)"}`;
 
   // time / weekday / day_of_month: required or forbidden by frequency. Values
   // inherited from `defaults` are simply unused where they do not apply.
   let time: TimeOfDay | null = null;
   if (raw.time !== undefined && raw.time !== null && !timed) {
-    issues.error(at("time"), `time is only used by ${TIMED_FREQUENCIES.join(", ")} (this job has ${freqWord})`);
+    issues.error(at("time"), `time is only used by ${TIMED_FREQUENCIES.join(", ")} (this job has ${freqWord()})`);
   }
   if (timed) {
     const t = pick("time");
     if (t === null) {
-      issues.error(at("time"), `time is required for ${freqWord}: add time: "HHMM", e.g. time: "0230"`);
+      issues.error(at("time"), `time is required for ${freqWord()}: add time: "HHMM", e.g. time: "0230"`);
     } else if (isString(t.value) && TIME.test(t.value)) {
       time = { hour: Number(t.value.slice(0, 2)), minute: Number(t.value.slice(2)) };
     }
   }
   let weekday: Weekday | null = null;
   if (raw.weekday !== undefined && raw.weekday !== null && kind !== "weekly") {
-    issues.error(at("weekday"), `weekday is only used by frequency weekly (this job has ${freqWord})`);
+    issues.error(at("weekday"), `weekday is only used by frequency weekly (this job has ${freqWord()})`);
   }
   if (kind === "weekly") {
     const w = pick("weekday");
@@ -113,7 +119,7 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
   }
   let dayOfMonth: number | null = null;
   if (raw.day_of_month !== undefined && raw.day_of_month !== null && kind !== "monthly") {
-    issues.error(at("day_of_month"), `day_of_month is only used by frequency monthly (this job has ${freqWord})`);
+    issues.error(at("day_of_month"), `day_of_month is only used by frequency monthly (this job has ${freqWord()})`);
   }
   if (kind === "monthly") {
     const d = pick("day_of_month");
@@ -189,16 +195,12 @@ export function unknownZoneMessage(zone: string): string {
   return `unknown timezone "${zone}": use an IANA name such as Europe/Berlin, America/New_York or UTC`;
 }
 
-function positiveDuration(
-  p: { value: unknown; path: PathSeg[] } | null,
-  field: string,
-  issues: IssueList,
-): number | null {
+function positiveDuration(p: Picked | null, field: string, issues: IssueList): number | null {
   if (p === null || !isString(p.value)) return null;
   const ms = parseDuration(p.value);
   if (ms === null) return null; // the schema reported the syntax
   if (ms === 0) {
-    issues.error(p.path, `${field} must be greater than 0`);
+    issues.error(p.path(), `${field} must be greater than 0`);
     return null;
   }
   return ms;
@@ -226,7 +228,7 @@ function parseHealthcheck(p: { value: unknown } | null): HealthcheckConfig | nul
   return { command: hc.command as string, timeoutMs, onFail };
 }
 
-function parseOutputs(p: { value: unknown; path: PathSeg[] } | null, issues: IssueList): Record<string, OutputMode> {
+function parseOutputs(p: Picked | null, issues: IssueList): Record<string, OutputMode> {
   const out: Record<string, OutputMode> = {};
   if (p === null || !isDict(p.value)) return out;
   for (const [name, mode] of Object.entries(p.value)) {
@@ -237,7 +239,7 @@ function parseOutputs(p: { value: unknown; path: PathSeg[] } | null, issues: Iss
       try {
         new RegExp(parsed.pattern);
       } catch (e) {
-        issues.error([...p.path, name], `invalid regular expression: ${(e as Error).message}`);
+        issues.error([...p.path(), name], `invalid regular expression: ${(e as Error).message}`);
         continue;
       }
     }
@@ -263,11 +265,15 @@ function parseNotify(raw: Dict, defaults: Dict, job: string, ctx: JobContext): P
     const fromJob = own[event] !== undefined && own[event] !== null;
     const value = fromJob ? own[event] : inherited[event];
     if (value === undefined || value === null) continue;
-    const base: PathSeg[] = fromJob ? ["jobs", job, "notify", event] : ["defaults", "notify", event];
-    const list: [unknown, PathSeg[]][] = Array.isArray(value) ? value.map((v, i) => [v, [...base, i]]) : [[value, base]];
+    const base = (): PathSeg[] => (fromJob ? ["jobs", job, "notify", event] : ["defaults", "notify", event]);
     const entries: NotifyEntry[] = [];
-    for (const [entry, path] of list) {
-      const parsed = parseNotifyEntry(entry, event, path, ctx);
+    if (Array.isArray(value)) {
+      value.forEach((entry, i) => {
+        const parsed = parseNotifyEntry(entry, event, () => [...base(), i], ctx);
+        if (parsed) entries.push(parsed);
+      });
+    } else {
+      const parsed = parseNotifyEntry(value, event, base, ctx);
       if (parsed) entries.push(parsed);
     }
     if (entries.length > 0) out[event] = entries;
@@ -275,7 +281,7 @@ function parseNotify(raw: Dict, defaults: Dict, job: string, ctx: JobContext): P
   return out;
 }
 
-function parseNotifyEntry(entry: unknown, event: NotifyEvent, path: PathSeg[], ctx: JobContext): NotifyEntry | null {
+function parseNotifyEntry(entry: unknown, event: NotifyEvent, path: () => PathSeg[], ctx: JobContext): NotifyEntry | null {
   let channel: string;
   let message: string | null = null;
   let attachLogs: NotifyEntry["attachLogs"] = null;
@@ -285,17 +291,17 @@ function parseNotifyEntry(entry: unknown, event: NotifyEvent, path: PathSeg[], c
     channel = entry;
   } else if (isDict(entry) && isString(entry.channel)) {
     channel = entry.channel;
-    channelPath = [...path, "channel"];
+    channelPath = () => [...path(), "channel"];
     if (isString(entry.message)) message = entry.message;
     if (isString(entry.attach_logs)) {
       const m = /^last_([0-9]+)_lines$/.exec(entry.attach_logs);
       if (entry.attach_logs === "all") attachLogs = "all";
       else if (m && Number(m[1]) >= 1 && Number(m[1]) <= 10_000) attachLogs = { lastLines: Number(m[1]) };
-      else if (m) ctx.issues.error([...path, "attach_logs"], "last_<N>_lines needs N from 1 to 10000");
+      else if (m) ctx.issues.error([...path(), "attach_logs"], "last_<N>_lines needs N from 1 to 10000");
     }
     if (entry.only_after_failure === true) {
       onlyAfterFailure = true;
-      if (event !== "on_success") ctx.issues.warn([...path, "only_after_failure"], "only_after_failure only applies to on_success");
+      if (event !== "on_success") ctx.issues.warn([...path(), "only_after_failure"], "only_after_failure only applies to on_success");
     }
   } else {
     return null; // schema reported it
@@ -304,7 +310,7 @@ function parseNotifyEntry(entry: unknown, event: NotifyEvent, path: PathSeg[], c
   if (ctx.brokenIntegrations.has(name)) return null;
   const resolved = resolveChannel(channel, ctx.integrations);
   if ("error" in resolved) {
-    ctx.issues.error(channelPath, resolved.error);
+    ctx.issues.error(channelPath(), resolved.error);
     return null;
   }
   return { channel, message, attachLogs, onlyAfterFailure };

@@ -84,11 +84,13 @@ function buildProject(
   issues: IssueList,
 ): ProjectConfig {
   const defaults = asDict(root.defaults);
-  let defaultTimezone = systemZone();
+  let defaultTimezone: string | null = null;
   if (isString(defaults.timezone) && defaults.timezone !== "") {
     if (isKnownZone(defaults.timezone)) defaultTimezone = defaults.timezone;
     else issues.error(["defaults", "timezone"], unknownZoneMessage(defaults.timezone));
   }
+  // Only asked for when needed: the first Intl call of a process costs ~20-40 ms here.
+  defaultTimezone ??= systemZone();
 
   const integrations = new Map<string, IntegrationConfig>();
   const broken = new Set<string>();

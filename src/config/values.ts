@@ -37,9 +37,13 @@ export function isKnownZone(zone: string): boolean {
 
 /** Deep-freezes plain objects and arrays (Maps are frozen as objects only). */
 export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    if (!(value instanceof Map)) for (const v of Object.values(value)) deepFreeze(v);
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  } else if (!(value instanceof Map)) {
+    const obj = value as Record<string, unknown>;
+    for (const k in obj) deepFreeze(obj[k]);
   }
   return value;
 }
