@@ -41,6 +41,8 @@ describe("fastParse", () => {
     "",
     "# only a comment\n",
     "a: 1 # trailing\n# between\nb: 2\n",
+    "---\na: 1\n",
+    "# header\n--- # start\njobs: {}\n",
   ];
   it.each(accepted)("accepts and agrees with yaml: %j", (text) => {
     expect(fastParse(text)).not.toBeNull();
@@ -54,7 +56,9 @@ describe("fastParse", () => {
     "a: \"b\n  c\"\n", // multi-line quoted
     "a:\tb\n", // tab
     "a: 1\na: 2\n", // duplicate key
-    "---\na: 1\n", // document marker
+    "a: 1\n---\nb: 2\n", // a second document
+    "--- {a: 1}\n", // content on the marker line
+    "a: 1\n...\n", // document end marker
     "a: |2\n   x\n", // indentation indicator
     "a: b: c\n", // error
     "? a\n: b\n", // complex key
@@ -221,6 +225,9 @@ describe("fastParse", () => {
     "s: [a,",
     "r: }",
     "   odd: 3",
+    "---",
+    "--- # doc",
+    "...",
   );
 
   it("property: agrees with yaml on arbitrary line soups", () => {

@@ -46,6 +46,9 @@ function hasDocumentMarkers(src: string): boolean {
   return src.includes("\n---") || src.includes("\n...") || src.includes("\n%");
 }
 
+/** A `---` line before any content (a common way to start a YAML file) is blanked, keeping line numbers. */
+const LEADING_DOC_START = /^((?:[ ]*(?:#[^\n]*)?\n)*)---[ ]*(?:#[^\n]*)?(?=\n|$)/;
+
 /**
  * Parses `text`, or returns null when it is outside the subset. With
  * `withPositions` false (the fast path for valid files) no positions are
@@ -55,6 +58,7 @@ function hasDocumentMarkers(src: string): boolean {
 export function fastParse(text: string, withPositions = false): FastParse | null {
   let src = text;
   if (src.includes("\r")) src = src.replace(/\r\n/g, "\n");
+  if (src.startsWith("---") || src.includes("\n---")) src = src.replace(LEADING_DOC_START, "$1");
   if (src.includes("\r") || UNSUPPORTED_CHAR.test(src) || hasDocumentMarkers(src)) return null;
   try {
     return new FastParser(src, withPositions).parseDocument();

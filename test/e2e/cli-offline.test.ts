@@ -197,6 +197,9 @@ describe.concurrent("bad input: one line per error, exit 1, never a stack trace"
     expect(lines(r.stderr)).toEqual([
       "svc: no svc.yaml found in / or any parent directory: pass -c PATH, set SVC_CONFIG, or run where svc.yaml is",
     ]);
+    const json = await runSvc(["validate", "--json"], { cwd: "/", env: { HOME: p.dir } });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: false, errors: [{ message: expect.stringMatching(/^no svc.yaml found/) }] });
   });
 });
 

@@ -17,7 +17,16 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--strict", "also report warnings (missing descriptions, inline bearer token, * CORS origin) and fail on them")
     .option("--json", 'print {"valid", "errors", "warnings"}')
     .action((opts: { strict?: boolean; json?: boolean }, cmd: Command) => {
-      const files = loadBoth(ctx, globalsOf(cmd));
+      let files: ReturnType<typeof loadBoth>;
+      try {
+        files = loadBoth(ctx, globalsOf(cmd));
+      } catch (e) {
+        // No svc.yaml found: --json still prints one JSON document.
+        if (!opts.json || !(e instanceof CliError)) throw e;
+        const issue: ConfigIssue = { file: "", line: 0, column: 0, path: "", message: e.message };
+        printJson(ctx.output, { valid: false, errors: [issue], warnings: [] });
+        throw new CliError("", EXIT_FAILURE);
+      }
       const errors: ConfigIssue[] = [];
       const warnings: ConfigIssue[] = [];
       for (const r of [files.project, files.daemon]) {
