@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { markUnixSocketRequest } from "./principal.js";
-import { apiKit, type ApiKit } from "./testkit.js";
+import { apiKit, type ApiKit, type Json } from "./testkit.js";
 
 /** A local webhook receiver: records bodies, answers `status`. */
 interface Receiver {
@@ -391,7 +391,7 @@ describe("the Unix socket", () => {
     await new Promise<void>((r) => unix.listen(sock, r));
     try {
       const call = (method: string, path: string) =>
-        new Promise<{ status: number; body: any }>((resolve, reject) => {
+        new Promise<{ status: number; body: Json }>((resolve, reject) => {
           const req = httpRequest({ socketPath: sock, method, path, headers: { host: "svc" } }, (res: IncomingMessage) => {
             let text = "";
             res.on("data", (c) => (text += c));

@@ -2,7 +2,7 @@ import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { ApiDeps } from "./deps.js";
 import { frameworkError, validatorCompiler, installEnumNormalizer, installErrorHandling, installJsonParser, installRequestLog } from "./hooks.js";
-import { WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
+import { WS_DEFAULT_HEARTBEAT_MS, WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 import { collectRoutes } from "./openapi.js";
 import { allRoutes } from "./routes/index.js";
 
@@ -19,6 +19,8 @@ export const BODY_LIMIT = 1024 * 1024;
 export interface ApiOptions {
   /** A WebSocket client with more unsent bytes than this is closed with 4429. Default 8 MiB. */
   wsMaxBufferedBytes?: number;
+  /** Ping interval of the log stream; a client that misses a pong is cut. Default 30 s. */
+  wsHeartbeatMs?: number;
 }
 
 /**
@@ -46,7 +48,10 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   await app.register(allRoutes, {
     deps,
     docs,
-    logStream: { maxBufferedBytes: options.wsMaxBufferedBytes ?? WS_DEFAULT_MAX_BUFFERED },
+    logStream: {
+      maxBufferedBytes: options.wsMaxBufferedBytes ?? WS_DEFAULT_MAX_BUFFERED,
+      heartbeatMs: options.wsHeartbeatMs ?? WS_DEFAULT_HEARTBEAT_MS,
+    },
   });
   await app.ready();
   return app;

@@ -179,6 +179,25 @@ describe("misbehaving clients", () => {
     expect(c.frames.some((f) => f.type === "end")).toBe(false);
   });
 
+  it("a client that stops answering pings (half-open connection) is cut; one that answers stays", async () => {
+    const h = await apiKit("jobs:\n  slow:\n    command: sleep 30\n", { wsHeartbeatMs: 150 });
+    try {
+      const id = await h.run("slow");
+      const silent = h.logClient(id, { autoPong: false });
+      const healthy = h.logClient(id);
+      await Promise.all([silent.opened, healthy.opened]);
+      const closed = await silent.closed;
+      expect(closed.code).toBe(1006); // terminated, no close frame
+      await new Promise((r) => setTimeout(r, 600)); // four more heartbeats
+      expect(healthy.socket.readyState).toBe(healthy.socket.OPEN);
+      await h.post("/api/jobs/slow/cancel");
+      expect((await healthy.closed).code).toBe(1000);
+      expect(healthy.frames.at(-1)).toEqual({ type: "end", status: "FAILED" });
+    } finally {
+      await h.close();
+    }
+  });
+
   it("a reader of a long history is paced by the socket, not dropped, and gets every line", async () => {
     const id = k.store.runs.recent("flood", 1)[0]!.id;
     const total = 100_001;

