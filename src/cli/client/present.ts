@@ -3,6 +3,7 @@
  * durations, and colour only when stdout is a terminal and NO_COLOR is unset
  * (FORCE_COLOR=1 forces it, e.g. for `| less -R`).
  */
+import { isAbsolute, relative } from "node:path";
 import type { CliContext } from "../context.js";
 import { processOutput } from "../output.js";
 
@@ -69,26 +70,27 @@ export function table(headers: string[], rows: string[][], style: Style): string
   return [style.bold(line(headers)), ...rows.map(line)].join("\n");
 }
 
-let localFormat: Intl.DateTimeFormat | null = null;
+const pad = (n: number) => String(n).padStart(2, "0");
 
-/** `2026-11-23 02:30:00 CET` in the machine's zone (TZ), or `-`. */
+/**
+ * `2026-11-23 02:30:00 +01:00` in the machine's zone (TZ), `UTC` for offset
+ * zero, or `-`. Date getters, not Intl: Intl's first use costs tens of ms,
+ * a large share of `svc status` on a busy machine.
+ */
 export function localTime(iso: string | null | undefined): string {
   if (!iso) return "-";
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  localFormat ??= new Intl.DateTimeFormat("en-US", {
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-    timeZoneName: "short",
-  });
-  const p: Record<string, string> = {};
-  for (const part of localFormat.formatToParts(d)) p[part.type] = part.value;
-  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName ?? ""}`.trimEnd();
+  const off = -d.getTimezoneOffset();
+  const zone = off === 0 ? "UTC" : `${off < 0 ? "-" : "+"}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zone}`;
+}
+
+/** A path as people want to read it: relative to the cwd when below it, else absolute. */
+export function shownPath(cwd: string, file: string): string {
+  if (!isAbsolute(file)) return file;
+  const rel = relative(cwd, file);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
 }
 
 /** `850ms`, `12.4s`, `3m04s`, `2h05m`, or `-`. */

@@ -11,10 +11,10 @@ import { formatIssue } from "../../config/issues.js";
 import { clientFor, clientGlobals } from "../client/index.js";
 import { ApiError } from "../client/errors.js";
 import { apiError, DaemonClient } from "../client/http.js";
+import { shownPath as shown } from "../client/present.js";
 import { NoDaemonError, projectPaths, readAddrFile, resolveTarget, type ClientGlobals } from "../client/target.js";
 import type { DaemonInfo } from "../client/types.js";
 import type { CliContext } from "../context.js";
-import { shownPath } from "../configFiles.js";
 import { CliError, printError, printJson, printLine, UsageError } from "../output.js";
 
 const START_TIMEOUT_MS = 10_000;
@@ -45,7 +45,7 @@ export function register(program: Command, ctx: CliContext): void {
       const res = await client.raw<{ ok: boolean; jobs: number }>("POST", "/api/daemon/reload");
       if (res.status === 422) {
         const body = res.body as unknown as { error: { message: string; details?: ConfigIssue[] } };
-        for (const issue of body.error.details ?? []) printError(ctx.output, formatIssue(issue, shownPath(ctx, issue.file)));
+        for (const issue of body.error.details ?? []) printError(ctx.output, formatIssue(issue, shown(ctx.cwd, issue.file)));
         throw new CliError(body.error.message);
       }
       if (res.status >= 400) throw apiError(res, "POST /api/daemon/reload");
@@ -74,12 +74,12 @@ async function start(ctx: CliContext, globals: ClientGlobals): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (exited !== null) {
-      failStart(ctx, daemonLines(), `the daemon did not start (exit ${exited}); its output is in ${shownPath(ctx, logPath)}`);
+      failStart(ctx, daemonLines(), `the daemon did not start (exit ${exited}); its output is in ${shown(ctx.cwd, logPath)}`);
     }
     if (await answers(ctx, globals)) break;
     if (Date.now() > deadline) {
       child.kill("SIGTERM");
-      failStart(ctx, daemonLines(), `the daemon did not answer within ${START_TIMEOUT_MS / 1000} s and was stopped; its output is in ${shownPath(ctx, logPath)}`);
+      failStart(ctx, daemonLines(), `the daemon did not answer within ${START_TIMEOUT_MS / 1000} s and was stopped; its output is in ${shown(ctx.cwd, logPath)}`);
     }
     await sleep(POLL_MS);
   }
@@ -94,7 +94,7 @@ async function refuseIfRunning(ctx: CliContext, globals: ClientGlobals, projectF
   if (info) throw new CliError(`daemon already running (pid ${info.pid}) for ${projectFile}; stop it with \`svc stop\``);
   const pid = lockHolder(dataDir);
   if (pid !== null) {
-    throw new CliError(`daemon already running (pid ${pid}) for ${projectFile}, but it does not answer; see ${shownPath(ctx, join(dataDir, "svcd.out"))}`);
+    throw new CliError(`daemon already running (pid ${pid}) for ${projectFile}, but it does not answer; see ${shown(ctx.cwd, join(dataDir, "svcd.out"))}`);
   }
 }
 
@@ -167,7 +167,7 @@ function newLines(path: string, from: number): string[] {
 /** `http://127.0.0.1:PORT/` (https with api.tls, plus api.base_path) from `<data>/api.addr`. */
 export async function baseUrl(ctx: CliContext, globals: ClientGlobals, projectFile: string, dataDir: string): Promise<string> {
   const addr = readAddrFile(dataDir);
-  if (addr === null) throw new NoDaemonError(projectFile, ` (${shownPath(ctx, join(dataDir, "api.addr"))} is missing)`);
+  if (addr === null) throw new NoDaemonError(projectFile, ` (${shown(ctx.cwd, join(dataDir, "api.addr"))} is missing)`);
   const { findDaemonConfig, loadDaemonConfig } = await import("../../config/index.js");
   const cfg = loadDaemonConfig(findDaemonConfig(projectFile, globals.daemonConfig, ctx.cwd), ctx.env);
   const tls = cfg.ok && cfg.value.api.tls.enabled;
