@@ -4,7 +4,6 @@
  */
 import { basename, dirname, resolve } from "node:path";
 import { DepGraph } from "../graph/depGraph.js";
-import { systemZone } from "../schedule/nextRun.js";
 import type { ConfigIssue, IntegrationConfig, JobConfig, LoadResult, ProjectConfig } from "./types.js";
 import { loadDotenv } from "./env.js";
 import { buildIntegration } from "./integrations.js";
@@ -13,7 +12,7 @@ import { buildJob, unknownZoneMessage } from "./jobs.js";
 import { readConfigText } from "./readText.js";
 import { closest } from "./suggest.js";
 import { schemaIssues } from "./schemaCheck.js";
-import { asDict, deepFreeze, isDict, isKnownZone, isString, isStringList } from "./values.js";
+import { asDict, deepFreeze, isDict, isKnownZone, isString, isStringList, systemZone } from "./values.js";
 import { parseYamlText } from "./yamlSource.js";
 
 /** Loads svc.yaml from disk. Never throws: every failure is a ConfigIssue. */

@@ -1,5 +1,4 @@
 /** Small type guards for reading schema-checked (but possibly invalid) data defensively. */
-import { isValidZone as zoneIsValid } from "../schedule/nextRun.js";
 
 export type Dict = Record<string, unknown>;
 
@@ -25,14 +24,33 @@ export function isInt(v: unknown, min: number, max: number): v is number {
 
 const zoneCache = new Map<string, boolean>();
 
-/** IANA zone check, memoised: each check builds an Intl.DateTimeFormat (~50 us). */
+/**
+ * IANA zone check: exactly luxon's `IANAZone.isValidZone` (which the schedule
+ * module uses), written out so that `svc validate` does not load luxon (262 KB
+ * to compile at every start). values.test.ts pins the equivalence. Memoised:
+ * each check builds an Intl.DateTimeFormat.
+ */
 export function isKnownZone(zone: string): boolean {
   let ok = zoneCache.get(zone);
   if (ok === undefined) {
-    ok = zoneIsValid(zone);
+    ok = false;
+    if (zone) {
+      try {
+        new Intl.DateTimeFormat("en-US", { timeZone: zone }).format();
+        ok = true;
+      } catch {
+        ok = false;
+      }
+    }
     zoneCache.set(zone, ok);
   }
   return ok;
+}
+
+/** The machine's zone (honours TZ), as the schedule module's `systemZone`; "UTC" when unknown. */
+export function systemZone(): string {
+  const zone = new Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return zone !== undefined && isKnownZone(zone) ? zone : "UTC";
 }
 
 /** Deep-freezes plain objects and arrays (Maps are frozen as objects only). */

@@ -4,7 +4,6 @@
  * schedule code, each in UTC and in the job's zone, with DST notes.
  */
 import type { Command } from "commander";
-import { nextRuns } from "../../schedule/nextRun.js";
 import { globalsOf, type CliContext } from "../context.js";
 import { requireProject } from "../configFiles.js";
 import { CliError, printJson, printLine, UsageError } from "../output.js";
@@ -19,13 +18,15 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--count <n>", `how many runs (1-${MAX_COUNT})`, "5")
     .option("--from <instant>", "start after this ISO-8601 instant (default: now)")
     .option("--json", 'print {"job", "timezone", "runs": [{"utc", "local", "note"}]}')
-    .action((name: string, opts: { count: string; from?: string; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, opts: { count: string; from?: string; json?: boolean }, cmd: Command) => {
       const count = parseCount(opts.count);
       const from = opts.from === undefined ? Date.now() : parseInstant(opts.from);
       const project = requireProject(ctx, globalsOf(cmd));
       const job = project.jobs.get(name);
       if (!job) throw new CliError(`unknown job "${name}" (svc dag lists the jobs)`);
 
+      // Loaded here: the schedule code pulls in luxon, which the other commands do not need.
+      const { nextRuns } = await import("../../schedule/nextRun.js");
       const runs = nextRuns(job.schedule, from, count);
       if (opts.json) {
         printJson(ctx.output, {
