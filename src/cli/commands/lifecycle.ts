@@ -210,11 +210,14 @@ function holdsLock(pidFile: string, pid: number): boolean {
 }
 
 async function stillAnswers(client: DaemonClient): Promise<boolean> {
+  const probe = new DaemonClient(client.target, 2_000);
   try {
-    await new DaemonClient(client.target, 2_000).get("/api/status");
+    await probe.get("/api/status");
     return true;
   } catch (e) {
     return e instanceof ApiError;
+  } finally {
+    probe.close();
   }
 }
 
