@@ -29,6 +29,10 @@ describe("timezone checks agree with luxon and the schedule module", () => {
     expect(isKnownZone(zone)).toBe(IANAZone.isValidZone(zone));
   });
 
+  it("every zone the runtime lists is valid for luxon too", () => {
+    for (const zone of Intl.supportedValuesOf("timeZone")) expect(IANAZone.isValidZone(zone), zone).toBe(true);
+  });
+
   it("system zone", () => {
     expect(systemZone()).toBe(scheduleSystemZone());
   });

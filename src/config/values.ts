@@ -23,15 +23,28 @@ export function isInt(v: unknown, min: number, max: number): v is number {
 }
 
 const zoneCache = new Map<string, boolean>();
+let zoneList: Set<string> | null = null;
+
+function listedZones(): Set<string> {
+  // The list leaves out "UTC", which every implementation must support (ECMA-402).
+  zoneList ??= new Set([...Intl.supportedValuesOf("timeZone"), "UTC"]);
+  return zoneList;
+}
 
 /**
- * IANA zone check: exactly luxon's `IANAZone.isValidZone` (which the schedule
- * module uses), written out so that `svc validate` does not load luxon (262 KB
- * to compile at every start). values.test.ts pins the equivalence. Memoised:
- * each check builds an Intl.DateTimeFormat.
+ * IANA zone check: the same answer as luxon's `IANAZone.isValidZone` (which
+ * the schedule module uses), without loading luxon (262 KB to compile at every
+ * `svc validate`): zones the runtime lists are valid; others get luxon's own
+ * probe, a DateTimeFormat with that zone. values.test.ts pins the equivalence.
  */
 export function isKnownZone(zone: string): boolean {
   let ok = zoneCache.get(zone);
+  if (ok === undefined && listedZones().has(zone)) {
+    // The runtime's own list of zones: valid without building a DateTimeFormat,
+    // whose first construction costs 15-40 ms (ICU formatting data).
+    ok = true;
+    zoneCache.set(zone, ok);
+  }
   if (ok === undefined) {
     ok = false;
     if (zone) {

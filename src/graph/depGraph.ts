@@ -73,7 +73,7 @@ export class DepGraph {
       }
     }
     const byFileOrder = (a: string, b: string) => index.get(a)! - index.get(b)!;
-    for (const list of down.values()) list.sort(byFileOrder);
+    for (const list of down.values()) if (list.length > 1) list.sort(byFileOrder);
 
     this.nodes = nodes;
     this.edges = edges;
