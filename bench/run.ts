@@ -1,11 +1,17 @@
 /**
- * `npm run bench [filter...]`: runs every bench/*.bench.ts (or those whose
- * file name contains one of the filters), prints a table per section and
- * writes docs/PERFORMANCE.md.
+ * `npm run bench [-- --quick] [filter...]`: runs every bench/*.bench.ts (or
+ * those whose file name contains one of the filters), prints a table per
+ * section and writes docs/PERFORMANCE.md.
  *
  * Each section sits between `<!-- bench:<file> -->` markers in that file, so
  * a run replaces only the sections it measured and keeps the others (each
- * section says when and on what it was measured).
+ * section says when and on what it was measured). Above the sections the
+ * file gets a generated summary of every target (met or missed), the fixes
+ * made (docs/perf/FIXES.md, written by hand) and links to the plots in
+ * docs/perf/.
+ *
+ * `--quick` sets SVC_BENCH_QUICK=1: benchmarks that read it use fewer
+ * repetitions and shorter windows (bench/helpers/stats.ts `quick()`).
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -15,6 +21,8 @@ import type { Bench, BenchResult, BenchSection } from "./types.js";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const DOC = join(BENCH_DIR, "..", "docs", "PERFORMANCE.md");
+const PERF_DIR = join(BENCH_DIR, "..", "docs", "perf");
+const FIXES = join(PERF_DIR, "FIXES.md");
 
 interface Ran {
   file: string;
@@ -79,6 +87,40 @@ compares against a physical limit measured in the same run where it can, and
 reports medians of repeated runs.
 `;
 
+/** Every result row with a target, from the sections' markdown: the summary at the top. */
+function targetSummary(sections: string[]): string {
+  const rows: string[] = [];
+  let met = 0;
+  let missed = 0;
+  for (const md of sections) {
+    const title = /^## (.*)$/m.exec(md)?.[1] ?? "";
+    for (const m of md.matchAll(/^\| (.+?) \| (.+?) \| (.+?) \| (ok|miss) \|/gm)) {
+      if (m[4] === "ok") met++;
+      else missed++;
+      rows.push(`| ${title} | ${m[1]} | ${m[2]} | ${m[3]} | ${m[4] === "ok" ? "met" : "**missed**"} |`);
+    }
+  }
+  if (rows.length === 0) return "";
+  return [
+    "## Targets",
+    "",
+    `${met} met, ${missed} missed (generated from the sections below; each says when it was measured).`,
+    "",
+    "| Section | Result | Value | Target | |",
+    "|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
+}
+
+/** The hand-written fixes (docs/perf/FIXES.md) and the plots in docs/perf/. */
+function fixesAndPlots(): string {
+  const parts: string[] = [];
+  if (existsSync(FIXES)) parts.push(readFileSync(FIXES, "utf8").trim());
+  const plots = existsSync(PERF_DIR) ? readdirSync(PERF_DIR).filter((f) => f.endsWith(".svg")).sort() : [];
+  if (plots.length > 0) parts.push(["## Plots", "", ...plots.map((f) => `![${f}](perf/${f})`)].join("\n\n"));
+  return parts.join("\n\n");
+}
+
 /** Replaces the sections that ran; keeps the others while their bench file exists. */
 function writeDoc(ran: Ran[]): void {
   const existing = existsSync(DOC) ? readFileSync(DOC, "utf8") : "";
@@ -88,11 +130,16 @@ function writeDoc(ran: Ran[]): void {
   }
   for (const r of ran) sections.set(r.file, markdown(r));
   const ordered = [...sections.keys()].sort().map((k) => sections.get(k)!);
-  writeFileSync(DOC, `${HEADER}\n${ordered.join("\n\n")}\n`);
+  const generated = [targetSummary(ordered), fixesAndPlots()].filter((x) => x !== "").join("\n\n");
+  writeFileSync(DOC, `${HEADER}\n${generated ? `${generated}\n\n` : ""}${ordered.join("\n\n")}\n`);
 }
 
 async function main(): Promise<void> {
-  const filters = process.argv.slice(2).filter((a) => a !== "--");
+  const args = process.argv.slice(2).filter((a) => a !== "--");
+  const quickMode = args.includes("--quick");
+  if (quickMode) process.env.SVC_BENCH_QUICK = "1";
+  const filters = args.filter((a) => !a.startsWith("--"));
+  const runStarted = Date.now();
   const files = readdirSync(BENCH_DIR)
     .filter((f) => f.endsWith(".bench.ts"))
     .sort()
@@ -112,7 +159,7 @@ async function main(): Promise<void> {
       const mod = (await import(pathToFileURL(join(BENCH_DIR, file)).href)) as { default: Bench };
       const section = await mod.default();
       const load = loadavg()[0]!.toFixed(2);
-      const measured = `Measured ${new Date().toISOString().slice(0, 10)} on ${host}; Node ${process.version}; load average ${load} at the end; ${((Date.now() - started) / 1000).toFixed(0)} s.`;
+      const measured = `Measured ${new Date().toISOString().slice(0, 10)} on ${host}; Node ${process.version}; load average ${load} at the end; ${((Date.now() - started) / 1000).toFixed(0)} s${quickMode ? "; --quick" : ""}.`;
       ran.push({ file, section, measured });
       printSection(file, section);
     } catch (e) {
@@ -121,7 +168,7 @@ async function main(): Promise<void> {
     }
   }
   writeDoc(ran);
-  console.log(`\nbench: wrote ${DOC}`);
+  console.log(`\nbench: wrote ${DOC} (${((Date.now() - runStarted) / 1000).toFixed(0)} s in all${quickMode ? ", --quick" : ""})`);
   if (failed > 0) process.exitCode = 1;
 }
 

@@ -1,0 +1,246 @@
+/**
+ * Side by side with Debian's cron (issue 11): the same 50 jobs due at one
+ * minute, run by cron (foreground `cron -f`, the benchmark's own file in
+ * /etc/cron.d) and by a real svcd, each with 1,000 other scheduled entries;
+ * and the raw floor of a Node process spawning the same 50 commands at once.
+ * Both schedulers' own CPU and memory while idle are sampled from /proc.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cpuMs, memMb, startDaemon, type Daemon } from "./helpers/daemon.js";
+import { idleJobsYaml, utcHHMM } from "./helpers/projectGen.js";
+import { rawBurst } from "./helpers/raw.js";
+import { describe, median, pct, quick, round, sig, sleep, sleepUntil } from "./helpers/stats.js";
+import type { BenchResult, BenchSection } from "./types.js";
+
+const JOBS = 50;
+const IDLE_ENTRIES = 1_000;
+const CRON_FILE = "/etc/cron.d/svc-bench";
+const MINUTE = 60_000;
+/** Minutes at which Debian's stock /etc/crontab runs something (cron.hourly at :17, daily/weekly/monthly at :25, :47, :52). */
+const STOCK_MINUTES = new Set([17, 25, 47, 52]);
+
+function which(bin: string): string | null {
+  for (const dir of (process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin").split(":").concat(["/usr/sbin", "/sbin"])) {
+    if (existsSync(join(dir, bin))) return join(dir, bin);
+  }
+  return null;
+}
+
+/** cron's path, installing Debian's package when it is missing and we may; null with the reason otherwise. */
+function ensureCron(): { path: string } | { skip: string } {
+  const found = which("cron");
+  if (found) return { path: found };
+  if (process.getuid?.() !== 0) return { skip: "cron is not installed and this is not root (apt-get install cron needs root)" };
+  try {
+    execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "cron"], {
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 180_000,
+    });
+  } catch (e) {
+    return { skip: `apt-get install cron failed: ${(e as Error).message.split("\n")[0]}` };
+  }
+  const path = which("cron");
+  return path ? { path } : { skip: "apt-get install cron did not provide /usr/sbin/cron" };
+}
+
+function pidOf(name: string): number | null {
+  try {
+    const out = execFileSync("pgrep", ["-x", name], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
+    return out ? Number(out.split("\n")[0]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Delays (ms) of the `date +%s.%N` stamps in `file` after the instant `at`. */
+function stampDelays(file: string, at: number): number[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => /^\d+\.\d+$/.test(l))
+    .map((l) => {
+      const [s, ns] = l.split(".");
+      return Number(s) * 1_000 + Number(ns!.slice(0, 6)) / 1_000 - at;
+    })
+    .sort((a, b) => a - b);
+}
+
+/** The first minute boundary at least `leadMs` away whose minute and the next `span` minutes avoid the stock crontab's. */
+function pickMinute(leadMs: number, span: number): number {
+  let m = Math.ceil((Date.now() + leadMs) / MINUTE) * MINUTE;
+  while (Array.from({ length: span + 1 }, (_, i) => new Date(m + i * MINUTE).getUTCMinutes()).some((x) => STOCK_MINUTES.has(x))) m += MINUTE;
+  return m;
+}
+
+interface Sample {
+  t: number;
+  cron: number | null;
+  svcd: number | null;
+}
+
+/** CPU % of one core between the samples nearest to `from` and `to`. */
+function cpuPct(samples: Sample[], who: "cron" | "svcd", from: number, to: number): number {
+  const inWin = samples.filter((s) => s.t >= from && s.t <= to && s[who] !== null);
+  if (inWin.length < 2) return NaN;
+  const a = inWin[0]!;
+  const b = inWin[inWin.length - 1]!;
+  return (100 * (b[who]! - a[who]!)) / (b.t - a.t);
+}
+
+export default async function cronBench(): Promise<BenchSection> {
+  const q = quick();
+  const title = "Side by side with Debian's cron";
+  const cron = ensureCron();
+  if ("skip" in cron) {
+    return { title, method: `Skipped: ${cron.skip}. Install Debian's cron (apt-get install cron) and run \`npm run bench -- cron\`.`, results: [] };
+  }
+  const idleMinutes = q ? 1 : 2;
+  const work = mkdtempSync(join(tmpdir(), "svc-bench-cron-"));
+  const cronOut = join(work, "cron.txt");
+  const svcOut = join(work, "svc.txt");
+  // cron's jobs at minute M, svc's at M+1: they never compete for the CPU at their instant.
+  const m = pickMinute(35_000, idleMinutes + 1);
+  const svcAt = m + MINUTE;
+  const end = m + (idleMinutes * MINUTE) + 5_000;
+
+  let cronProc: ChildProcess | null = null;
+  let daemon: Daemon | null = null;
+  const samples: Sample[] = [];
+  let sampling = true;
+  try {
+    // ---- cron: its own file in /etc/cron.d, 1,000 idle entries + 50 due at M ----
+    const idle = idleJobsYaml(IDLE_ENTRIES); // the same instants as svcd's idle jobs, read back from the YAML
+    const idleCron = [...idle.matchAll(/time: "(\d\d)(\d\d)"/g)].map(([, h, mm]) => `${Number(mm)} ${Number(h)} * * * root /bin/true`);
+    while (idleCron.length < IDLE_ENTRIES) idleCron.push(`${idleCron.length % 60} ${(new Date().getUTCHours() + 12) % 24} * * * root /bin/true`);
+    const md = new Date(m);
+    const due = Array.from({ length: JOBS }, () => `${md.getUTCMinutes()} ${md.getUTCHours()} * * * root date +\\%s.\\%N >> ${cronOut}`);
+    writeFileSync(CRON_FILE, `SHELL=/bin/sh\nPATH=/usr/local/sbin:/usr/local/bin:/sbin:/bin:/usr/sbin:/usr/bin\n${[...idleCron, ...due].join("\n")}\n`, { mode: 0o644 });
+    let cronPid = pidOf("cron");
+    const ownCron = cronPid === null;
+    if (ownCron) {
+      cronProc = spawn(cron.path, ["-f"], { stdio: "ignore" });
+      cronPid = cronProc.pid!;
+    }
+
+    // ---- svcd: 1,000 idle jobs + 50 due at M+1 ----
+    const dir = join(work, "project");
+    const dueJobs = Array.from(
+      { length: JOBS },
+      (_, i) => `  at-${String(i).padStart(2, "0")}:\n    command: date +%s.%N >> ${svcOut}\n    frequency: daily\n    time: "${utcHHMM(svcAt)}"\n    concurrency: allow\n`,
+    ).join("");
+    execFileSync("mkdir", ["-p", dir]);
+    writeFileSync(join(dir, "svc.yaml"), `defaults:\n  timezone: UTC\njobs:\n${idle}${dueJobs}`);
+    writeFileSync(join(dir, "svcd.yaml"), `executor:\n  pool_size: ${JOBS}\nscheduler:\n  max_concurrent_jobs: 64\n`);
+    daemon = await startDaemon(dir);
+    const svcdPid = daemon.pid;
+    const svcdReady = Date.now();
+
+    const sampler = (async () => {
+      while (sampling) {
+        samples.push({ t: Date.now(), cron: cpuMs(cronPid!), svcd: cpuMs(svcdPid) });
+        await sleep(1_000 - (Date.now() % 1_000) + 500); // at :xx.5, away from both schedulers' wake-ups
+      }
+    })();
+
+    // ---- the raw floor: the same 50 shell commands spawned at once, while both schedulers wait ----
+    const rawFile = join(work, "raw.txt");
+    const rawRounds: number[][] = [];
+    for (let r = 0; r < 3 && Date.now() < m - 8_000; r++) {
+      rmSync(rawFile, { force: true });
+      const { target } = await rawBurst(JOBS, ["/bin/sh", "-c", `date +%s.%N >> ${rawFile}`]);
+      rawRounds.push(stampDelays(rawFile, target));
+      await sleep(500);
+    }
+    const cronMem = { before: memMb(cronPid!)?.rss ?? NaN };
+    const svcdMemBefore = memMb(svcdPid)?.rss ?? NaN;
+
+    await sleepUntil(end);
+    sampling = false;
+    await sampler;
+    const cronRss = memMb(cronPid!)?.rss ?? NaN;
+    const svcdRss = memMb(svcdPid)?.rss ?? NaN;
+
+    // ---- results ----
+    const cronD = stampDelays(cronOut, m);
+    const svcD = stampDelays(svcOut, svcAt);
+    const rawP99s = rawRounds.map((d) => pct(d, 99));
+    const rawP99 = median(rawP99s);
+    const rawAll = rawRounds.flat();
+    const cronP99 = pct(cronD, 99);
+    const svcP99 = pct(svcD, 99);
+    if (cronD.length !== JOBS || svcD.length !== JOBS) {
+      throw new Error(`cron bench: expected ${JOBS} stamps each, got cron ${cronD.length}, svc ${svcD.length} (${work})`);
+    }
+    const cronIdle: number[] = [];
+    const svcdIdle: number[] = [];
+    for (let k = 0; k < idleMinutes; k++) cronIdle.push(cpuPct(samples, "cron", m + 5_000 + k * MINUTE, m + 5_000 + (k + 1) * MINUTE));
+    svcdIdle.push(cpuPct(samples, "svcd", svcdReady + 3_000, svcAt - 2_000));
+    if (idleMinutes > 1) svcdIdle.push(cpuPct(samples, "svcd", svcAt + 5_000, end));
+
+    const results: BenchResult[] = [
+      { name: "cron: delay after the minute, 50 jobs: median", value: Math.round(median(cronD)), unit: "ms", notes: describe(cronD, " ms") },
+      { name: "cron: delay after the minute, 50 jobs: p99", value: Math.round(cronP99), unit: "ms" },
+      { name: "svc: delay after the minute, 50 jobs: median", value: sig(median(svcD)), unit: "ms", notes: describe(svcD, " ms") },
+      { name: "svc: delay after the minute, 50 jobs: p99", value: sig(svcP99), unit: "ms" },
+      {
+        name: "raw floor: 50 `sh -c date` spawned at once: p99",
+        value: sig(rawP99),
+        unit: "ms",
+        notes: `median of ${rawRounds.length} rounds' p99 (${rawP99s.map((x) => sig(x)).join(", ")} ms); all starts ${describe(rawAll, " ms")}`,
+      },
+      { name: "cron p99 / svc p99", value: round(cronP99 / svcP99, 1), unit: "ratio", target: ">= 10x", ok: cronP99 / svcP99 >= 10 },
+      { name: "svc p99 / raw floor p99", value: round(svcP99 / rawP99, 2), unit: "ratio", target: "<= 1.25x", ok: svcP99 / rawP99 <= 1.25 },
+      {
+        name: `cron idle CPU, ${IDLE_ENTRIES + JOBS} entries`,
+        value: round(median(cronIdle), 3),
+        unit: "% core",
+        notes: `per minute: ${cronIdle.map((x) => round(x, 3)).join(", ")} %`,
+      },
+      {
+        name: `svcd idle CPU, ${IDLE_ENTRIES + JOBS} jobs`,
+        value: round(median(svcdIdle), 3),
+        unit: "% core",
+        target: "< 1 %",
+        ok: median(svcdIdle) < 1,
+        notes: `windows of ${svcdIdle.length === 1 ? "" : "about "}${Math.round((svcAt - 2_000 - svcdReady - 3_000) / 1_000)} s${idleMinutes > 1 ? " and 60 s" : ""}: ${svcdIdle.map((x) => round(x, 3)).join(", ")} %`,
+      },
+      { name: "cron RSS", value: round(cronRss, 1), unit: "MB", notes: `${round(cronMem.before, 1)} MB before its jobs ran` },
+      { name: "svcd RSS", value: round(svcdRss, 1), unit: "MB", notes: `${round(svcdMemBefore, 1)} MB before its jobs ran` },
+    ];
+    return {
+      title,
+      method:
+        `${JOBS} jobs each running \`date +%s.%N >> file\` through /bin/sh, due at one minute: Debian's cron (\`cron -f\`${ownCron ? ", started by the benchmark" : ", already running"}; ` +
+        `its own ${CRON_FILE} with ${IDLE_ENTRIES} other entries) at minute M, and a real svcd (${IDLE_ENTRIES} other jobs, ${JOBS} \`daily\` ` +
+        `jobs in UTC, executor.pool_size ${JOBS}) at M+1, so the two never compete for the CPU at their instant. Delay = the stamp ` +
+        "written by date minus the minute boundary. Raw floor: this Node process sleeps to a whole second with setTimeout and " +
+        `spawns the same ${JOBS} \`sh -c\` commands at once (pipes, detached), ${q ? "up to 3" : "3"} rounds before M. Idle CPU: user+system ` +
+        "time of the scheduler's own process (not its children) from /proc/<pid>/stat sampled every second; cron over each minute " +
+        "after its jobs ran (each includes its once-a-minute wake-up), svcd from startup +3 s to 2 s before its minute" +
+        `${idleMinutes > 1 ? " and over the minute after it" : ""}. RSS is VmRSS at the end.`,
+      results,
+    };
+  } finally {
+    sampling = false;
+    await daemon?.stop();
+    if (cronProc && cronProc.exitCode === null) {
+      cronProc.kill("SIGTERM");
+      await new Promise((r) => cronProc!.once("exit", r));
+    }
+    rmSync(CRON_FILE, { force: true });
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// `tsx bench/cron.bench.ts` prints this section alone.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const section = await cronBench();
+  console.log(section.title);
+  for (const r of section.results) {
+    console.log(`  ${r.name}: ${r.value} ${r.unit}${r.target ? ` (target ${r.target}: ${r.ok ? "ok" : "MISSED"})` : ""}  ${r.notes ?? ""}`);
+  }
+}

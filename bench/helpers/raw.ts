@@ -1,0 +1,96 @@
+/**
+ * The physical limits on this machine, measured the way svc would pay them:
+ * child_process.spawn with piped stdout/stderr and `detached: true` (each
+ * job in its own process group), and better-sqlite3 batched inserts.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+
+const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+
+/** Spawns `cmd` like svc does; resolves with its stdout when it has exited and its pipes ended. */
+export async function rawRun(cmd: string[], cwd = "/"): Promise<string> {
+  const child = spawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", () => {});
+  await once(child, "close");
+  return out;
+}
+
+/** Completed runs per second of `start` with `inFlight` kept running for `ms`. */
+export async function closedLoopRate(start: () => Promise<unknown>, inFlight: number, ms: number): Promise<number> {
+  const t0 = performance.now();
+  const end = t0 + ms;
+  let done = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      await start();
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return (done * 1_000) / (performance.now() - t0);
+}
+
+/** Raw spawn rate of /bin/true (sequential when inFlight = 1). */
+export function rawSpawnRate(inFlight: number, ms: number): Promise<number> {
+  return closedLoopRate(() => rawRun(["/bin/true"]), inFlight, ms);
+}
+
+/** Parses `date +%s.%N` output into epoch ms (microsecond precision). */
+export function parseDateNs(text: string): number {
+  const m = /(\d+)\.(\d{9})/.exec(text);
+  if (!m) return NaN;
+  return Number(m[1]) * 1_000 + Number(m[2]!.slice(0, 6)) / 1_000;
+}
+
+/** First whole second at least `leadMs` from now. */
+export function nextWholeSecond(leadMs = 300): number {
+  return Math.ceil((Date.now() + leadMs) / 1_000) * 1_000;
+}
+
+/**
+ * The floor of dispatching `n` jobs due at one instant from a Node process:
+ * a timer at a whole second, then `n` spawns of `cmd` in a row. Returns the
+ * instant and each process's stdout.
+ */
+export async function rawBurst(n: number, cmd: string[]): Promise<{ target: number; outs: string[] }> {
+  const target = nextWholeSecond();
+  await new Promise((r) => setTimeout(r, target - Date.now()));
+  const outs = await Promise.all(Array.from({ length: n }, () => rawRun(cmd)));
+  return { target, outs };
+}
+
+/** rawBurst of `date +%s.%N`: each process's start delay after the instant, ms. */
+export async function rawBurstDelays(n: number): Promise<number[]> {
+  const { target, outs } = await rawBurst(n, ["/bin/date", "+%s.%N"]);
+  return outs.map((o) => parseDateNs(o) - target);
+}
+
+/** Raw better-sqlite3 insert rate, ~95-byte rows, 1,000 per transaction, WAL + synchronous=NORMAL. */
+export function rawSqliteRate(rows: number): number {
+  const dir = mkdtempSync(join(tmpdir(), "svc-bench-sqlite-"));
+  try {
+    const db = new Database(join(dir, "raw.db"));
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, run_id INTEGER, seq INTEGER, ts TEXT, stream TEXT, line TEXT)");
+    const ins = db.prepare("INSERT INTO t (run_id, seq, ts, stream, line) VALUES (?, ?, ?, ?, ?)");
+    const ts = new Date().toISOString();
+    const batch = db.transaction((from: number, to: number) => {
+      for (let i = from; i < to; i++) ins.run(1 + (i % 50), i, ts, "stdout", `worker ${i % 16} processed batch ${i} status ok`.padEnd(55, "."));
+    });
+    const t0 = performance.now();
+    for (let i = 0; i < rows; i += 1_000) batch(i, Math.min(rows, i + 1_000));
+    const ms = performance.now() - t0;
+    db.close();
+    return (rows * 1_000) / ms;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
