@@ -42,7 +42,7 @@ interface CannonResult {
 type Cannon = (opts: { url: string; connections: number; duration: number }) => Promise<CannonResult>;
 const autocannon = createRequire(import.meta.url)("autocannon") as Cannon;
 
-const LOGGER_CMD = `perl -e '$|=1; for my $i (1..12000) { print "log line $i of a running job, with some text\\n"; select(undef, undef, undef, 0.01) }'`;
+const LOGGER_CMD = `perl -e '$|=1; for my $i (1..20000) { print "log line $i of a running job, with some text\\n"; select(undef, undef, undef, 0.01) }'`;
 
 function project(): string {
   const loggers = Array.from({ length: LOGGERS }, (_, i) => `  log-${String(i).padStart(2, "0")}:\n    command: |\n      ${LOGGER_CMD}\n    tags: [logger]\n`).join("");
@@ -99,33 +99,62 @@ async function json<T>(url: string, init?: RequestInit): Promise<T> {
   return (await res.json()) as T;
 }
 
-async function cannon(url: string, duration: number): Promise<CannonResult> {
-  const r = await autocannon({ url, connections: CONNECTIONS, duration });
+/** CPU seconds (user + system) the process has used. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s)
+}
+
+async function cannon(url: string, duration: number, connections = CONNECTIONS): Promise<CannonResult> {
+  const r = await autocannon({ url, connections, duration });
   if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
   return r;
 }
 
-/** Warm-up, then REPEATS runs; the run with the median p99. */
-async function load(url: string): Promise<CannonResult> {
-  await cannon(url, 2);
-  const runs: CannonResult[] = [];
-  for (let i = 0; i < REPEATS; i++) runs.push(await cannon(url, DURATION_S));
-  runs.sort((a, b) => a.latency.p99 - b.latency.p99);
-  return runs[Math.floor(runs.length / 2)]!;
+interface Load {
+  median: CannonResult;
+  /** The daemon's CPU use during the measured runs, in cores (1 = one core busy). */
+  daemonCores: number;
 }
 
-function results(label: string, status: CannonResult, jobs: CannonResult, withTargets: boolean): BenchResult[] {
-  const rows = (route: string, r: CannonResult, targetMs: number): BenchResult[] => [
+/** Warm-up, then REPEATS runs; the run with the median p99. */
+async function load(url: string, pid: number, connections = CONNECTIONS): Promise<Load> {
+  await cannon(url, 2, connections);
+  const runs: CannonResult[] = [];
+  const cpu0 = cpuSeconds(pid);
+  const t0 = Date.now();
+  for (let i = 0; i < REPEATS; i++) runs.push(await cannon(url, DURATION_S, connections));
+  const daemonCores = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
+  runs.sort((a, b) => a.latency.p99 - b.latency.p99);
+  return { median: runs[Math.floor(runs.length / 2)]!, daemonCores };
+}
+
+function results(label: string, status: Load, jobs: Load, single: Load, withTargets: boolean): BenchResult[] {
+  const rows = (route: string, l: Load, targetMs: number): BenchResult[] => [
     {
       name: `${route} p99, ${label}`,
-      value: sig(r.latency.p99),
+      value: sig(l.median.latency.p99),
       unit: "ms",
-      ...(withTargets ? { target: `< ${targetMs} ms`, ok: r.latency.p99 < targetMs } : {}),
-      notes: `p50 ${sig(r.latency.p50)} ms`,
+      ...(withTargets ? { target: `< ${targetMs} ms`, ok: l.median.latency.p99 < targetMs } : {}),
+      notes: `p50 ${sig(l.median.latency.p50)} ms, ${CONNECTIONS} connections`,
     },
-    { name: `${route} throughput, ${label}`, value: Math.round(r.requests.average), unit: "req/s" },
+    {
+      name: `${route} throughput, ${label}`,
+      value: Math.round(l.median.requests.average),
+      unit: "req/s",
+      notes: `daemon CPU ${Math.round(l.daemonCores * 100)}% of one core`,
+    },
   ];
-  return [...rows("GET /api/status", status, TARGET_STATUS_P99_MS), ...rows("GET /api/jobs (1,000 jobs)", jobs, TARGET_JOBS_P99_MS)];
+  return [
+    ...rows("GET /api/status", status, TARGET_STATUS_P99_MS),
+    ...rows("GET /api/jobs (1,000 jobs)", jobs, TARGET_JOBS_P99_MS),
+    {
+      name: `GET /api/jobs (1,000 jobs) p99, one connection, ${label}`,
+      value: sig(single.median.latency.p99),
+      unit: "ms",
+      notes: `p50 ${sig(single.median.latency.p50)} ms, ${Math.round(single.median.requests.average)} req/s: a single poller, no queueing`,
+    },
+  ];
 }
 
 export default async function bench(): Promise<BenchSection> {
@@ -140,8 +169,10 @@ export default async function bench(): Promise<BenchSection> {
     await new Promise((r) => setTimeout(r, 2_000));
     const idleRss = rssMb(d.proc.pid!);
 
-    const idleStatus = await load(`${d.base}/api/status`);
-    const idleJobs = await load(`${d.base}/api/jobs`);
+    const pid = d.proc.pid!;
+    const idleStatus = await load(`${d.base}/api/status`, pid);
+    const idleJobs = await load(`${d.base}/api/jobs`, pid);
+    const idleSingle = await load(`${d.base}/api/jobs`, pid, 1);
 
     const runIds: number[] = [];
     for (let i = 0; i < LOGGERS; i++) {
@@ -162,8 +193,9 @@ export default async function bench(): Promise<BenchSection> {
     };
     const lines0 = await linesAt();
     const t0 = Date.now();
-    const busyStatus = await load(`${d.base}/api/status`);
-    const busyJobs = await load(`${d.base}/api/jobs`);
+    const busyStatus = await load(`${d.base}/api/status`, pid);
+    const busyJobs = await load(`${d.base}/api/jobs`, pid);
+    const busySingle = await load(`${d.base}/api/jobs`, pid, 1);
     const linesPerS = ((await linesAt()) - lines0) / ((Date.now() - t0) / 1000);
     const busyRss = rssMb(d.proc.pid!);
 
@@ -175,8 +207,8 @@ export default async function bench(): Promise<BenchSection> {
         `${REPEATS} runs of ${DURATION_S} s after a 2 s warm-up, the median run reported. ` +
         `"busy": ${LOGGERS} jobs running, each printing 100 lines/s (perl), while measured. GET /api/jobs answers ${Math.round(jobsBytes / 1024)} KB.`,
       results: [
-        ...results("busy", busyStatus, busyJobs, true),
-        ...results("idle", idleStatus, idleJobs, false),
+        ...results("busy", busyStatus, busyJobs, busySingle, true),
+        ...results("idle", idleStatus, idleJobs, idleSingle, false),
         { name: "log lines ingested per second while measuring (busy)", value: Math.round(linesPerS), unit: "lines/s", notes: `${LOGGERS} jobs x 100 lines/s offered` },
         { name: `daemon RSS idle, ${JOBS} jobs`, value: sig(idleRss), unit: "MB", target: `< ${TARGET_RSS_MB} MB`, ok: idleRss < TARGET_RSS_MB },
         { name: "daemon RSS after the busy measurements", value: sig(busyRss), unit: "MB" },
