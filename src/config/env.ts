@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import type { parse as DotenvParse } from "dotenv";
 import { errorMessage } from "../shared/toError.js";
 
 const require = createRequire(import.meta.url);
@@ -55,6 +56,7 @@ export function loadDotenv(configFile: string): { vars: Record<string, string>; 
     if (code === "ENOENT") return { vars: {}, error: null };
     return { vars: {}, error: `cannot read ${file}: ${errorMessage(e)}` };
   }
-  const dotenv = require("dotenv") as typeof import("dotenv");
-  return { vars: { ...dotenv.parse(text) }, error: null };
+  // dotenv is loaded only when a .env exists.
+  const { parse } = require("dotenv") as { parse: typeof DotenvParse };
+  return { vars: { ...parse(text) }, error: null };
 }

@@ -63,7 +63,6 @@ const DEFAULT_HC_ON_FAIL = schemaDefault(svcSchema, ["defaults", "healthcheck", 
 
 export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
   const { defaults, issues } = ctx;
-  const at = (...rest: PathSeg[]): PathSeg[] => ["jobs", name, ...rest];
   /** The job's own value, else the one from `defaults`; `path()` is where it is written. */
   const pick = (field: string): Picked | null => {
     const own = raw[field];
@@ -74,18 +73,81 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
   };
 
   const dependsOn = isStringList(raw.depends_on) ? [...new Set(raw.depends_on)] : [];
+  const { schedule, after } = buildSchedule(name, raw, dependsOn, pick, ctx);
 
-  // Frequency: own value; else after-semantics with depends_on; else defaults; else manual.
+  const timeoutMs = positiveDuration(pick("timeout"), "timeout", issues);
+  const slaMs = positiveDuration(pick("sla"), "sla", issues);
+  if (timeoutMs !== null && slaMs !== null && slaMs >= timeoutMs) {
+    const where = raw.sla === undefined && raw.timeout !== undefined ? "timeout" : "sla";
+    issues.error(
+      ["jobs", name, where],
+      `sla (${formatDuration(slaMs)}) must be less than timeout (${formatDuration(timeoutMs)}): ` +
+        `the job would be stopped before its SLA could be breached`,
+    );
+  }
+
+  const description = isString(raw.description) ? raw.description : null;
+  if (description === null || description.trim() === "") issues.warn(["jobs", name], `job "${name}" has no description`);
+
+  // env and notify merge key by key over defaults; every other field is replaced whole.
+  const env: Record<string, string> = {};
+  for (const source of [asDict(defaults.env), asDict(raw.env)]) {
+    for (const [k, v] of Object.entries(source)) if (isString(v)) env[k] = v;
+  }
+  const tags = pick("tags")?.value;
+  const retries = pick("retries")?.value;
+  const catchup = pick("catchup")?.value;
+
+  return {
+    name,
+    command: isStringList(raw.command) ? [...raw.command] : isString(raw.command) ? raw.command : "",
+    description,
+    schedule,
+    after,
+    dependsOn,
+    upstreams: [...new Set([...dependsOn, ...(after === null ? [] : [after])])],
+    dependencyTriggered: schedule.frequency === "after",
+    timeoutMs,
+    slaMs,
+    tags: isStringList(tags) ? [...tags] : [],
+    onFailure: enumValue(pick("on_failure"), ["alert", "skip", "stop", "ignore"], DEFAULT_ON_FAILURE),
+    retries: isInt(retries, 0, 100) ? retries : DEFAULT_RETRIES,
+    retryDelay: parseRetryDelay(pick("retry_delay")),
+    concurrency: enumValue(pick("concurrency"), ["allow", "forbid", "replace"], DEFAULT_CONCURRENCY),
+    catchup: typeof catchup === "boolean" ? catchup : DEFAULT_CATCHUP,
+    env,
+    healthcheck: parseHealthcheck(pick("healthcheck")),
+    output: parseOutputs(pick("output"), issues),
+    notify: parseNotify(raw, defaults, name, ctx),
+  };
+}
+
+/**
+ * Frequency and its companions. Frequency: the job's own; else after-semantics
+ * with depends_on; else defaults.frequency; else manual. `time` is required by
+ * the timed frequencies and an error on the others, `weekday` and
+ * `day_of_month` belong to weekly and monthly; values inherited from
+ * `defaults` are simply unused where they do not apply.
+ */
+function buildSchedule(
+  name: string,
+  raw: Dict,
+  dependsOn: readonly string[],
+  pick: (field: string) => Picked | null,
+  ctx: JobContext,
+): { schedule: ScheduleSpec; after: string | null } {
+  const { defaults, issues } = ctx;
   let kind: FrequencyKind = "manual";
   let after: string | null = null;
-  let freqOwn = false;
+  let known = true; // false when the job's own frequency is invalid (already reported)
   if (isString(raw.frequency)) {
-    freqOwn = true;
     if (raw.frequency.startsWith("after:")) {
       kind = "after";
       after = raw.frequency.slice("after:".length);
     } else if (FREQUENCY.test(raw.frequency)) {
       kind = raw.frequency as FrequencyKind;
+    } else {
+      known = false;
     }
   } else if (dependsOn.length > 0) {
     kind = "after";
@@ -93,101 +155,45 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
     kind = defaults.frequency as FrequencyKind;
   }
   const timed = (TIMED_FREQUENCIES as readonly string[]).includes(kind);
-  const freqWord = (): string => `frequency ${kind === "after" ? "after:" + (after ?? "...") : kind}${freqOwn ? "" : " (from defaults)"}`;
+  const has = (field: string) => raw[field] !== undefined && raw[field] !== null;
+  const which = (): string =>
+    `frequency ${kind === "after" ? `after:${after ?? dependsOn.join(",")}` : kind}${isString(raw.frequency) ? "" : " (from defaults)"}`;
 
-  // time / weekday / day_of_month: required or forbidden by frequency. Values
-  // inherited from `defaults` are simply unused where they do not apply.
   let time: TimeOfDay | null = null;
-  if (raw.time !== undefined && raw.time !== null && !timed) {
-    issues.error(at("time"), `time is only used by ${TIMED_FREQUENCIES.join(", ")} (this job has ${freqWord()})`);
+  if (known && has("time") && !timed) {
+    issues.error(["jobs", name, "time"], `time is only used by ${TIMED_FREQUENCIES.join(", ")} (this job has ${which()})`);
   }
   if (timed) {
     const t = pick("time");
     if (t === null) {
-      issues.error(at("time"), `time is required for ${freqWord()}: add time: "HHMM", e.g. time: "0230"`);
+      issues.error(["jobs", name, "time"], `time is required for ${which()}: add time: "HHMM", e.g. time: "0230"`);
     } else if (isString(t.value) && TIME.test(t.value)) {
       time = { hour: Number(t.value.slice(0, 2)), minute: Number(t.value.slice(2)) };
     }
   }
-  let weekday: Weekday | null = null;
-  if (raw.weekday !== undefined && raw.weekday !== null && kind !== "weekly") {
-    issues.error(at("weekday"), `weekday is only used by frequency weekly (this job has ${freqWord()})`);
+  if (known && has("weekday") && kind !== "weekly") {
+    issues.error(["jobs", name, "weekday"], `weekday is only used by frequency weekly (this job has ${which()})`);
   }
-  if (kind === "weekly") {
-    const w = pick("weekday");
-    weekday = w && isString(w.value) && WEEKDAYS.includes(w.value) ? (w.value as Weekday) : DEFAULT_WEEKDAY;
+  if (known && has("day_of_month") && kind !== "monthly") {
+    issues.error(["jobs", name, "day_of_month"], `day_of_month is only used by frequency monthly (this job has ${which()})`);
   }
-  let dayOfMonth: number | null = null;
-  if (raw.day_of_month !== undefined && raw.day_of_month !== null && kind !== "monthly") {
-    issues.error(at("day_of_month"), `day_of_month is only used by frequency monthly (this job has ${freqWord()})`);
-  }
-  if (kind === "monthly") {
-    const d = pick("day_of_month");
-    dayOfMonth = d && isInt(d.value, 1, 31) ? d.value : DEFAULT_DAY_OF_MONTH;
-  }
+  const w = kind === "weekly" ? pick("weekday")?.value : undefined;
+  const d = kind === "monthly" ? pick("day_of_month")?.value : undefined;
 
   let timezone = ctx.defaultTz;
   if (isString(raw.timezone) && raw.timezone !== "") {
     if (isKnownZone(raw.timezone)) timezone = raw.timezone;
-    else issues.error(at("timezone"), unknownZoneMessage(raw.timezone));
+    else issues.error(["jobs", name, "timezone"], unknownZoneMessage(raw.timezone));
   }
-  const schedule: ScheduleSpec = { frequency: kind, time, weekday, dayOfMonth, timezone };
-
-  const timeoutMs = positiveDuration(pick("timeout"), "timeout", issues);
-  const slaMs = positiveDuration(pick("sla"), "sla", issues);
-  if (timeoutMs !== null && slaMs !== null && slaMs >= timeoutMs) {
-    const where = raw.sla !== undefined ? at("sla") : raw.timeout !== undefined ? at("timeout") : at("sla");
-    issues.error(
-      where,
-      `sla (${formatDuration(slaMs)}) must be less than timeout (${formatDuration(timeoutMs)}): ` +
-        `the job would be stopped before its SLA could be breached`,
-    );
-  }
-
-  const tagsPick = pick("tags");
-  const tags = tagsPick && isStringList(tagsPick.value) ? tagsPick.value.filter((t) => /^[a-z0-9][a-z0-9-]{0,31}$/.test(t)) : [];
-
-  const onFailure = enumValue(pick("on_failure"), ["alert", "skip", "stop", "ignore"], DEFAULT_ON_FAILURE);
-  const concurrency = enumValue(pick("concurrency"), ["allow", "forbid", "replace"], DEFAULT_CONCURRENCY);
-  const retriesPick = pick("retries");
-  const retries = retriesPick && isInt(retriesPick.value, 0, 100) ? retriesPick.value : DEFAULT_RETRIES;
-  const retryDelay = parseRetryDelay(pick("retry_delay"));
-  const catchupPick = pick("catchup");
-  const catchup = catchupPick && typeof catchupPick.value === "boolean" ? catchupPick.value : DEFAULT_CATCHUP;
-
-  const command = isString(raw.command) || isStringList(raw.command) ? raw.command : "";
-  const description = isString(raw.description) ? raw.description : null;
-  if (description === null || description.trim() === "") {
-    issues.warn(at(), `job "${name}" has no description`);
-  }
-
-  // env and notify merge key by key over defaults; every other field is replaced whole.
-  const env: Record<string, string> = {};
-  for (const source of [asDict(defaults.env), asDict(raw.env)]) {
-    for (const [k, v] of Object.entries(source)) if (isString(v)) env[k] = v;
-  }
-
   return {
-    name,
-    command: Array.isArray(command) ? [...command] : command,
-    description,
-    schedule,
     after,
-    dependsOn,
-    upstreams: [...new Set([...dependsOn, ...(after === null ? [] : [after])])],
-    dependencyTriggered: kind === "after",
-    timeoutMs,
-    slaMs,
-    tags,
-    onFailure,
-    retries,
-    retryDelay,
-    concurrency,
-    catchup,
-    env,
-    healthcheck: parseHealthcheck(pick("healthcheck")),
-    output: parseOutputs(pick("output"), issues),
-    notify: parseNotify(raw, defaults, name, ctx),
+    schedule: {
+      frequency: kind,
+      time,
+      weekday: kind !== "weekly" ? null : isString(w) && WEEKDAYS.includes(w) ? (w as Weekday) : DEFAULT_WEEKDAY,
+      dayOfMonth: kind !== "monthly" ? null : isInt(d, 1, 31) ? d : DEFAULT_DAY_OF_MONTH,
+      timezone,
+    },
   };
 }
 

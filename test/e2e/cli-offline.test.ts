@@ -7,8 +7,6 @@ import { readFileSync } from "node:fs";
 import { afterAll, describe, it } from "vitest";
 import { hasStackTrace, lines, ROOT, runSvc, tempProject, type TempProject } from "./helpers/cli.js";
 
-const HASH = "$2b$12$" + "a".repeat(53);
-
 const VALID = `defaults:
   timezone: Europe/Berlin
 integrations:
