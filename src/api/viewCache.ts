@@ -14,6 +14,8 @@ import type { EventBus } from "../engine/events.js";
  * the view's own expiry: `/api/jobs` expires at its earliest `next_run`.
  * `maxAgeMs` is a safety bound on top.
  */
+const MAX_ENTRIES = 64;
+
 export class ViewCache {
   private version = 0;
   private readonly entries = new Map<string, { version: number; expires: number; value: unknown }>();
@@ -41,7 +43,11 @@ export class ViewCache {
     const { value, expiresAt } = build();
     const expires = Math.min(now + this.maxAgeMs, expiresAt ?? Infinity);
     // A build is synchronous (SQLite reads), so no event can slip in between; keep the check anyway.
-    if (version === this.version) this.entries.set(key, { version, expires, value });
+    if (version === this.version) {
+      // Keys come from requests (`?tag=`): bound the map.
+      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+      this.entries.set(key, { version, expires, value });
+    }
     return value;
   }
 
