@@ -11,7 +11,10 @@ const dirs: string[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   for (const d of daemons.splice(0)) await d.stop("SIGKILL");
-  for (const s of servers.splice(0)) s.closeAllConnections(), s.close();
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    s.close();
+  }
   for (const d of dirs.splice(0)) cleanup(d);
 });
 
