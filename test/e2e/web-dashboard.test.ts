@@ -455,7 +455,8 @@ suite("dashboard against a real daemon", () => {
     await shot(page, "db-job_runs");
 
     await open("#/db/run_logs?q=boom");
-    await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(1);
+    // The full-text index may trail the log writer a little; the view polls every 5 s.
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
     expect(await rows.first().innerText()).toContain("boom");
     await shot(page, "db-run_logs");
 
