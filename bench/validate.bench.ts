@@ -17,7 +17,9 @@ import type { BenchResult, BenchSection } from "./types.js";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "bench", ".out", "validate");
 const SVC = join(ROOT, "bin", "svc.js");
-const RUNS = 21;
+/** `npm run bench -- --quick` sets SVC_BENCH_QUICK: fewer repetitions. */
+const QUICK = process.env.SVC_BENCH_QUICK === "1";
+const RUNS = QUICK ? 9 : 21;
 const TARGET_MS = 300;
 
 const FREQS = ["hourly", "daily", "weekly", "monthly", "weekdays", "weekends", "manual"];
@@ -182,8 +184,8 @@ export default async function validateBench(): Promise<BenchSection> {
     nodeFloor.push(...wall(["-e", "0"], 1, nodeCpu));
     validate.push(...wall([SVC, "-c", small, "validate"], 1, validateCpu));
   }
-  const validateRich = wall([SVC, "-c", richFile, "validate"], 7);
-  const validateBig = wall([SVC, "-c", big, "validate"], 3);
+  const validateRich = wall([SVC, "-c", richFile, "validate"], QUICK ? 3 : 7);
+  const validateBig = wall([SVC, "-c", big, "validate"], QUICK ? 1 : 3);
 
   const load1k = inProcess(small, 7);
   const load10k = inProcess(big, 5);
@@ -225,13 +227,13 @@ export default async function validateBench(): Promise<BenchSection> {
       name: "svc validate, 1,000 jobs using every field: median",
       value: median(validateRich),
       unit: "ms",
-      notes: `7 runs; ${(richText.length / 1024).toFixed(0)} KB file (worst case)`,
+      notes: `${validateRich.length} runs; ${(richText.length / 1024).toFixed(0)} KB file (worst case)`,
     },
     {
       name: "svc validate, 10,000 jobs: median wall time",
       value: median(validateBig),
       unit: "ms",
-      notes: `3 runs; ${(bigText.length / 1024 / 1024).toFixed(1)} MB file`,
+      notes: `${validateBig.length} run(s); ${(bigText.length / 1024 / 1024).toFixed(1)} MB file`,
     },
     { name: "loadProject, 1,000 jobs (in process, warm)", value: median(load1k.slice(1)), unit: "ms", notes: `first call ${load1k[0]!.toFixed(0)} ms` },
     { name: "loadProject, 10,000 jobs (in process, warm)", value: median(load10k.slice(1)), unit: "ms", notes: `first call ${load10k[0]!.toFixed(0)} ms` },
