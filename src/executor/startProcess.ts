@@ -15,6 +15,12 @@
  *    closed on our side and `exited` resolves anyway.
  * 4. stop(): SIGTERM (+SIGCONT) to the group, SIGKILL to the group after
  *    `killGraceMs` if the run has not ended. kill(): SIGKILL now.
+ * 5. While the leader runs, a large chunk is split into lines a slice at a
+ *    time (SLICE_MS of work per event-loop turn), with the pipe paused in
+ *    between: a job printing as fast as it can then neither holds the event
+ *    loop (the API, the tick) nor grows memory, the writer blocks instead.
+ *    Once the leader has exited, what is left is split at once, as before,
+ *    so the drain window above sees every byte already read.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -27,6 +33,10 @@ import type { ExitInfo, OutStream, ProcessHandle, SpawnSpec, StartOptions } from
 export const DEFAULT_DRAIN_MS = 200;
 /** After the drain window's SIGKILL, how long to wait for pipes held by escaped processes. */
 const ESCAPED_PIPE_WAIT_MS = 1_000;
+/** Bytes handed to the line splitter at once while slicing a large chunk. */
+const SLICE_BYTES = 4_096;
+/** Work per event-loop turn on one pipe's output before yielding (measured: a 64 KiB chunk of 2-byte lines is ~100 ms here). */
+const SLICE_MS = 4;
 
 export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle {
   const argv = toArgv(spec);
@@ -126,6 +136,8 @@ function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHan
   };
 
   const pipes: Readable[] = [];
+  /** Per pipe: split what is left of a sliced chunk now (the leader has exited). */
+  const catchUps: Array<() => void> = [];
   const attach = (stream: OutStream, pipe: Readable | null): void => {
     if (pipe === null) {
       openPipes--;
@@ -134,14 +146,53 @@ function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHan
     pipes.push(pipe);
     const splitter = createLineSplitter((line) => deliver(stream, line), maxLineBytes);
     let ended = false;
-    const onEnd = (): void => {
-      if (ended) return;
-      ended = true;
+    let endDeferred = false;
+    /** The part of a chunk not split yet; the pipe is paused while it is set. */
+    let rest: Buffer | null = null;
+    const endNow = (): void => {
       splitter.end();
       openPipes--;
       if (openPipes === 0) finish();
     };
-    pipe.on("data", (chunk: Buffer) => splitter.push(chunk));
+    const onEnd = (): void => {
+      if (ended) return;
+      ended = true;
+      if (rest !== null) endDeferred = true; // after the rest is split
+      else endNow();
+    };
+    const feed = (chunk: Buffer): void => {
+      if (exit !== null || chunk.length <= SLICE_BYTES) {
+        splitter.push(chunk);
+        return;
+      }
+      const deadline = performance.now() + SLICE_MS;
+      let off = 0;
+      while (off < chunk.length) {
+        const end = Math.min(chunk.length, off + SLICE_BYTES);
+        splitter.push(chunk.subarray(off, end));
+        off = end;
+        if (off < chunk.length && exit === null && performance.now() >= deadline) {
+          rest = chunk.subarray(off);
+          pipe.pause();
+          setImmediate(next);
+          return;
+        }
+      }
+    };
+    const next = (): void => {
+      const chunk = rest;
+      if (chunk === null) return; // caught up already
+      rest = null;
+      feed(chunk);
+      if (rest !== null) return; // another turn is scheduled
+      if (endDeferred) endNow();
+      else pipe.resume();
+    };
+    catchUps.push(next);
+    pipe.on("data", (chunk: Buffer) => {
+      if (rest !== null) rest = Buffer.concat([rest, chunk]); // not expected while paused; never reorder
+      else feed(chunk);
+    });
     pipe.once("end", onEnd);
     pipe.once("close", onEnd); // destroyed without 'end' (see the escaped-pipe bound)
     pipe.on("error", (e) => {
@@ -158,6 +209,7 @@ function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHan
   });
   child.once("exit", (code, signal) => {
     exit = { code, signal };
+    for (const catchUp of catchUps) catchUp();
     if (openPipes === 0) return finish();
     drainTimer = setTimeout(() => {
       signalGroup(pid, "SIGKILL");
