@@ -37,6 +37,9 @@ export interface AttemptDeps {
 export class Attempt {
   private stopReason: string | null = null;
   private current: TimedProcessHandle | null = null;
+  /** The last log timestamp and its ISO text. */
+  private stampMs = Number.NaN;
+  private stampIso = "";
   private readonly startedAt: number;
   readonly pid: number | null;
   readonly pidStart: string | null;
@@ -84,7 +87,13 @@ export class Attempt {
   }
 
   private append(stream: LogStream, line: string): void {
-    this.deps.store.logs.append(this.run.id, stream, line, iso(this.deps.clock.now()));
+    // A fast writer sends many lines per millisecond: format each millisecond's timestamp once.
+    const now = this.deps.clock.now();
+    if (now !== this.stampMs) {
+      this.stampMs = now;
+      this.stampIso = iso(now);
+    }
+    this.deps.store.logs.append(this.run.id, stream, line, this.stampIso);
   }
 
   private async finish(
