@@ -72,6 +72,11 @@ describe("TCP and the Unix socket", () => {
     await finished(run.body.run_id);
     const id = run.body.run_id;
     const cycle = run.body.cycle_id;
+    // The downstream run of the same cycle must be over too, or the two answers could straddle its change.
+    await until("transform to finish in the cycle", async () => {
+      const rows = (await d.api<{ rows: { job_name: string; status: string }[] }>("GET", `/api/db/job_runs?cycle_id=${cycle}`)).body.rows;
+      return rows.some((r) => r.job_name === "transform" && ["SUCCESS", "FAILED", "SKIPPED"].includes(r.status));
+    });
     const routes = [
       "/api/status",
       "/api/jobs",
