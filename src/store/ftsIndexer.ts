@@ -12,7 +12,16 @@ export interface FtsIndexerOptions {
 
 // Small slices make many small FTS segments and cost more per row.
 const MIN_SLICE = 1_000;
-const MAX_SLICE = 50_000;
+const MAX_SLICE = 10_000;
+/**
+ * Pages of segment merging per indexed row. Each row is merged once per
+ * index level (about log8 of the row count), so the merge work must exceed
+ * what the slice wrote several times over to keep the segment count flat.
+ */
+const MERGE_PAGES_PER_ROW = 0.15;
+const MIN_MERGE_PAGES = 64;
+/** A merge-only pass after a burst, while FTS5 still has levels to merge. */
+const IDLE_MERGE_PAGES = 300;
 const RETRY_MS = 1_000;
 
 /**
@@ -37,7 +46,9 @@ export class FtsIndexer {
   private stopped = false;
   /** Lines were committed since the current slice started: a burst is on. */
   private writing = false;
-  private readonly st: Record<"maxId" | "select" | "insert" | "remove" | "mark", Stmt>;
+  private readonly st: Record<"maxId" | "select" | "insert" | "remove" | "mark" | "merge" | "changes", Stmt>;
+  /** FTS5 may still have segments to merge (set by indexing, cleared when a merge step does nothing). */
+  private mergePending = true;
   private readonly slice: () => { rows: number; mark: number };
 
   constructor(
@@ -53,10 +64,12 @@ export class FtsIndexer {
       insert: db.prepare("INSERT INTO run_logs_fts (rowid, line) VALUES (?, ?)"),
       remove: db.prepare("DELETE FROM run_logs_fts WHERE rowid = ?"),
       mark: db.prepare("UPDATE store_meta SET value = ? WHERE key = 'fts_indexed_id'"),
+      merge: db.prepare("INSERT INTO run_logs_fts (run_logs_fts, rank) VALUES ('merge', ?)"),
+      changes: db.prepare("SELECT total_changes()").pluck(),
     };
     this.lastLogId = this.maxId();
     this.slice = db.transaction(() => this.indexSlice());
-    if (this.lag() > 0) this.schedule(opts.intervalMs);
+    this.schedule(opts.intervalMs); // index what is behind, or finish merging
   }
 
   /** Rows written but not yet searchable. */
@@ -138,7 +151,11 @@ export class FtsIndexer {
       this.schedule(RETRY_MS);
       return;
     }
-    if (this.lag() === 0 || this.stopped) return;
+    if (this.stopped) return;
+    if (this.lag() === 0) {
+      if (this.mergePending) this.schedule(this.opts.intervalMs); // compact the index while idle
+      return;
+    }
     if (this.writing) {
       this.schedule(Math.max(1, Math.round(took)));
       return;
@@ -153,6 +170,7 @@ export class FtsIndexer {
   private indexSlice(): { rows: number; mark: number } {
     const rows = this.st.select.all(this.watermark, this.sliceRows) as [number, string][];
     for (const [id, line] of rows) this.st.insert.run(id, line);
+    this.mergeStep(rows.length === 0 ? IDLE_MERGE_PAGES : Math.max(MIN_MERGE_PAGES, Math.round(rows.length * MERGE_PAGES_PER_ROW)));
     let mark = rows.length ? rows[rows.length - 1]![0] : this.watermark;
     // A short slice read every committed row: ids up to lastLogId that it did
     // not see were deleted before they were indexed.
@@ -161,9 +179,19 @@ export class FtsIndexer {
     return { rows: rows.length, mark };
   }
 
+  /** Up to `pages` pages of merging; remembers whether FTS5 had any left to do. */
+  private mergeStep(pages: number): void {
+    const before = this.st.changes.get() as number;
+    this.st.merge.run(pages);
+    const after = this.st.changes.get() as number;
+    // FTS5 documents a difference of 2 or more as "work was done".
+    this.mergePending = after - before >= 2;
+  }
+
   private adapt(rows: number, ms: number): void {
     if (rows < this.sliceRows) return; // only full slices say how fast we are
     const next = Math.round((this.sliceRows * this.opts.sliceBudgetMs) / Math.max(ms, 0.5));
-    this.sliceRows = Math.min(MAX_SLICE, Math.max(MIN_SLICE, next));
+    // at most double per slice: one quick slice says little about the next merge
+    this.sliceRows = Math.min(MAX_SLICE, Math.max(MIN_SLICE, Math.min(next, this.sliceRows * 2)));
   }
 }

@@ -68,7 +68,7 @@ export function toRun(row: RunRow): RunRecord {
 
 export class SqliteRuns implements RunsStore {
   private readonly st: Record<
-    "insert" | "insertTag" | "get" | "status" | "recent" | "lastFinished" | "inCycle",
+    "insert" | "insertTag" | "get" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag",
     Stmt
   >;
   private readonly cache: StatementCache;
@@ -87,6 +87,7 @@ export class SqliteRuns implements RunsStore {
         "SELECT * FROM job_runs WHERE job_name = ? AND status IN ('SUCCESS', 'FAILED', 'SKIPPED') ORDER BY id DESC LIMIT 1",
       ),
       inCycle: db.prepare("SELECT * FROM job_runs WHERE cycle_id = ? ORDER BY id"),
+      countTag: db.prepare("SELECT count(*) FROM run_tags WHERE tag = ?"),
     };
   }
 
@@ -187,7 +188,9 @@ export class SqliteRuns implements RunsStore {
   private select(q: RunQuery, orderBy: string, limit: number, offset: number): { rows: RunRecord[]; total: number } {
     const w = runWhere(q);
     const where = w.sql();
-    const total = count(this.cache.get(`SELECT count(*) FROM job_runs${where}`), w.params);
+    // run_tags rows exist only with their run (foreign key), so a tag alone is counted there.
+    const tagOnly = q.tag !== undefined && w.terms.length === 1;
+    const total = tagOnly ? count(this.st.countTag, [q.tag]) : count(this.cache.get(`SELECT count(*) FROM job_runs${where}`), w.params);
     // An offset past the end answers an empty page with the true total.
     const rows =
       offset >= total
@@ -246,7 +249,10 @@ export function runWhere(q: RunQuery): Where {
     // "reason IS NOT NULL" lets SQLite use the partial index of runs that have a reason.
     w.add("reason IS NOT NULL AND reason LIKE ? ESCAPE '\\'", likeContains(q.reason));
   }
-  if (q.tag !== undefined) w.add("id IN (SELECT run_id FROM run_tags WHERE tag = ?)", q.tag);
   if (q.cycle_id !== undefined) w.add("cycle_id = ?", q.cycle_id);
+  // EXISTS rather than IN (SELECT ...): SQLite then walks job_runs in the
+  // requested order (or by another filter's index) and probes run_tags per
+  // run, instead of building and sorting the tag's whole run list.
+  if (q.tag !== undefined) w.add("EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = job_runs.id AND t.tag = ?)", q.tag);
   return w;
 }

@@ -138,11 +138,7 @@ export class SqliteStore implements Store {
       this.writer.flush();
     } finally {
       this.writer.stop();
-      try {
-        this.db.pragma("optimize");
-      } finally {
-        this.db.close();
-      }
+      this.db.close();
     }
   }
 }

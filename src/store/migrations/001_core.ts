@@ -50,6 +50,7 @@ CREATE UNIQUE INDEX job_runs_slot ON job_runs (job_name, scheduled_for) WHERE sc
 -- filters of /api/db/job_runs and /api/audit, and the engine's queries;
 -- each ends in id so that the default "id desc" order needs no sort
 CREATE INDEX job_runs_job     ON job_runs (job_name, id);
+CREATE INDEX job_runs_job_created ON job_runs (job_name, created_at);
 CREATE INDEX job_runs_job_status ON job_runs (job_name, status, id);
 CREATE INDEX job_runs_status  ON job_runs (status, id);
 CREATE INDEX job_runs_status_created ON job_runs (status, created_at);
