@@ -6,7 +6,6 @@
  */
 import { readFileSync } from "node:fs";
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { CliError } from "../output.js";
 import { ApiError, timeoutError, transportError, unauthorized } from "./errors.js";
 import type { HttpTarget, Target } from "./target.js";
@@ -73,7 +72,7 @@ export class DaemonClient {
     this.agent = null;
   }
 
-  private send<T>(method: string, path: string, body?: unknown): Promise<RawResponse<T>> {
+  private async send<T>(method: string, path: string, body?: unknown): Promise<RawResponse<T>> {
     const what = `${method} ${path.replace(/\?.*$/, "")}`;
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const { headers, tls } = this.connectOptions();
@@ -84,17 +83,19 @@ export class DaemonClient {
     }
     const t = this.target;
     const https = t.kind === "http" && t.url.protocol === "https:";
+    // node:https (and TLS) is loaded only for https targets: most calls use the socket.
+    const httpsModule = https ? await import("node:https") : null;
     const opts: RequestOptions = {
       method,
       headers,
-      agent: this.agentFor(https, tls),
+      agent: this.agentFor(httpsModule, tls),
       ...(t.kind === "unix"
         ? { socketPath: t.socketPath, path }
         : { host: t.url.hostname.replace(/^\[|\]$/g, ""), port: t.url.port || (https ? 443 : 80), path: joinPath(t, path) }),
     };
     return new Promise((resolve, reject) => {
       const fail = (e: unknown) => reject(e instanceof CliError ? e : transportError(t, e, what));
-      const req = (https ? httpsRequest : httpRequest)(opts, (res) => {
+      const req = (httpsModule ? httpsModule.request : httpRequest)(opts, (res) => {
         readBody(res).then((text) => {
           if (res.statusCode === 401) return reject(unauthorized(t));
           resolve({ status: res.statusCode ?? 0, body: parseBody(text, res) as T });
@@ -106,8 +107,8 @@ export class DaemonClient {
     });
   }
 
-  private agentFor(https: boolean, tls: TlsOptions): HttpAgent {
-    if (!this.agent) this.agent = https ? new HttpsAgent({ keepAlive: true, ...tls }) : new HttpAgent({ keepAlive: true });
+  private agentFor(https: typeof import("node:https") | null, tls: TlsOptions): HttpAgent {
+    if (!this.agent) this.agent = https ? new https.Agent({ keepAlive: true, ...tls }) : new HttpAgent({ keepAlive: true });
     return this.agent;
   }
 }
