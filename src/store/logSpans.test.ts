@@ -108,6 +108,12 @@ describe("log reads agree with a plain model (property)", () => {
           expect(store.logs.search({ job: "twins" }, 10_000, 0).total).toBe(twins.length);
           expect(store.logs.search({ job: "twins", stream: "stderr" }, 10_000, 0).total).toBe(twins.filter((l) => l.stream === "stderr").length);
           expect(store.logs.search({}, 1, 0).total).toBe(model.length);
+          for (const stream of LOG_STREAMS) {
+            expect(store.logs.search({ stream }, 1, 0).total).toBe(model.filter((l) => l.stream === stream).length);
+            expect(store.logs.search({ run_id: runs[0]!, stream }, 1_000, 0).rows.map((x) => x.seq)).toEqual(
+              model.filter((l) => l.run_id === runs[0] && l.stream === stream).map((l) => l.seq).reverse(),
+            );
+          }
           const rows = store.logs.search({}, 10_000, 0).rows;
           expect(new Set(rows.map((x) => `${x.run_id}:${x.seq}`)).size).toBe(model.length); // (run_id, seq) unique
         } finally {
@@ -133,6 +139,9 @@ describe("retention of big runs", () => {
     const result = await store.vacuumAsync({ maxAgeMs: 86_400_000, maxRunsPerJob: null }, Date.parse("2026-11-21T00:00:00.000Z"));
     expect(result).toEqual({ runsByAge: 1, runsByCap: 0, logLines: 12_000, outputs: 0 });
     expect(spans(store.path)).toEqual([{ run_id: keep, first_seq: 1, last_seq: 1, first_id: 12_001 }]);
+    const db = new Database(store.path, { readonly: true });
+    expect(db.prepare("SELECT * FROM run_log_counts").all()).toEqual([{ run_id: keep, stream: "stdout", lines: 1 }]);
+    db.close();
     expect(store.logs.search({}, 10, 0).total).toBe(1);
     expect(store.logs.search({ q: "big" }, 10, 0).total).toBe(0);
     expect(store.logs.search({ q: "keep" }, 10, 0).total).toBe(1);

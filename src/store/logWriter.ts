@@ -53,7 +53,7 @@ export class LogWriter {
   private deferred = false;
   /** Set while a failed write waits for its retry: appends then only buffer. */
   private failing = false;
-  private readonly st: Record<"insert" | "runInfo" | "newSpan" | "growSpan" | "count", Stmt>;
+  private readonly st: Record<"insert" | "runInfo" | "newSpan" | "growSpan" | "count" | "streamCount", Stmt>;
   private readonly writeBatch: (lines: LogLine[], jobs: string[]) => number;
 
   constructor(
@@ -69,6 +69,9 @@ export class LogWriter {
       newSpan: db.prepare("INSERT INTO run_log_spans (run_id, first_seq, last_seq, first_id) VALUES (?, ?, ?, ?)"),
       growSpan: db.prepare("UPDATE run_log_spans SET last_seq = ? WHERE run_id = ? AND first_seq = ?"),
       count: db.prepare("UPDATE store_meta SET value = value + ? WHERE key = 'log_lines'"),
+      streamCount: db.prepare(
+        "INSERT INTO run_log_counts (run_id, stream, lines) VALUES (?, ?, ?) ON CONFLICT (run_id, stream) DO UPDATE SET lines = lines + excluded.lines",
+      ),
     };
     this.writeBatch = db.transaction((lines: LogLine[], jobs: string[]) => this.write(lines, jobs));
   }
@@ -153,8 +156,12 @@ export class LogWriter {
     let lastId = 0;
     for (const [runId, idx] of byRun) {
       let span = this.spans.get(runId);
+      let stdout = 0;
+      let stderr = 0;
       for (const i of idx) {
         const l = lines[i]!;
+        if (l.stream === "stdout") stdout++;
+        else if (l.stream === "stderr") stderr++;
         const id = Number(insert.run(runId, l.seq, l.ts, l.stream, l.line, jobs[i]).lastInsertRowid);
         if (span && l.seq === span.lastSeq + 1 && id === span.firstId + (l.seq - span.firstSeq)) {
           span.lastSeq = l.seq; // contiguous: the span grows (written once per run below)
@@ -167,6 +174,9 @@ export class LogWriter {
       }
       this.st.growSpan.run(span!.lastSeq, runId, span!.firstSeq);
       this.spans.set(runId, span!);
+      if (stdout) this.st.streamCount.run(runId, "stdout", stdout);
+      if (stderr) this.st.streamCount.run(runId, "stderr", stderr);
+      if (idx.length - stdout - stderr) this.st.streamCount.run(runId, "healthcheck", idx.length - stdout - stderr);
     }
     this.st.count.run(lines.length);
     return lastId;

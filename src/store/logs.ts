@@ -13,6 +13,7 @@ const COLS = "l.run_id, l.seq, l.ts, l.stream, l.line";
 const SPAN_JOIN = `run_log_spans s JOIN run_logs l
   ON l.id BETWEEN s.first_id + max(0, ? - s.first_seq) AND s.first_id + (min(s.last_seq, ?) - s.first_seq)`;
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+const cols = (): string => `l.id, l.job_name, ${COLS}`;
 
 type SearchRow = LogLine & { id: number; job_name: string };
 
@@ -73,7 +74,11 @@ export class SqliteLogs implements LogsStore {
     const inStreams = `l.stream IN (${streams.map(() => "?").join(", ")})`;
     const where = `WHERE s.run_id = ? AND s.last_seq > ? AND ${inStreams}`;
     const params = [after + 1, NO_LIMIT, runId, after, ...streams];
-    const total = count(this.cache.get(`SELECT count(*) FROM ${SPAN_JOIN} ${where}`), params);
+    // From the start of the run the per-stream counts give the total; after a seq, count the rest.
+    const total =
+      after === 0
+        ? count(this.cache.get(`SELECT coalesce(sum(lines), 0) FROM run_log_counts WHERE run_id = ? AND stream IN (${streams.map(() => "?").join(", ")})`), [runId, ...streams])
+        : count(this.cache.get(`SELECT count(*) FROM ${SPAN_JOIN} ${where}`), params);
     const lines =
       opts.offset >= total
         ? []
@@ -89,9 +94,9 @@ export class SqliteLogs implements LogsStore {
     offset: number,
   ): Slice<SearchRow> {
     checkSlice(limit, offset);
-    const cols = `l.id, l.job_name, ${COLS}`;
+    const stream = q.stream === undefined ? undefined : normStream(q.stream);
     const w = new Where();
-    if (q.stream !== undefined) w.add("l.stream = ?", normStream(q.stream));
+    if (stream !== undefined) w.add("l.stream = ?", stream);
     let from = "run_logs l";
     let order = "l.id DESC";
     let params: unknown[] = [];
@@ -103,21 +108,26 @@ export class SqliteLogs implements LogsStore {
       w.add("l.id IN (SELECT rowid FROM run_logs_fts WHERE run_logs_fts MATCH ?)", match);
       if (q.run_id !== undefined) w.add("l.run_id = ?", q.run_id);
       if (q.job !== undefined) w.add("l.job_name = ?", q.job);
-    } else if (q.run_id !== undefined || q.job !== undefined) {
-      // Through the spans: range scans of the runs' lines instead of a scan of the table.
-      from = SPAN_JOIN;
-      params = [0, NO_LIMIT];
-      if (q.run_id !== undefined) {
-        w.add("s.run_id = ?", q.run_id);
-        order = "s.first_seq DESC, l.id DESC"; // = id desc within one run, without a sort
+    } else {
+      // Without text, totals come from the per-run, per-stream counts.
+      const c = new Where();
+      if (q.run_id !== undefined) c.add("run_id = ?", q.run_id);
+      if (q.job !== undefined) c.add("run_id IN (SELECT id FROM job_runs WHERE job_name = ?)", q.job);
+      if (stream !== undefined) c.add("stream = ?", stream);
+      total =
+        c.terms.length === 0
+          ? (this.st.allLines.get() as number)
+          : count(this.cache.get(`SELECT coalesce(sum(lines), 0) FROM run_log_counts${c.sql()}`), c.params);
+      if (q.run_id !== undefined || q.job !== undefined) {
+        // Through the spans: range scans of the runs' lines instead of a scan of the table.
+        from = SPAN_JOIN;
+        params = [0, NO_LIMIT];
+        if (q.run_id !== undefined) {
+          w.add("s.run_id = ?", q.run_id);
+          order = "s.first_seq DESC, l.id DESC"; // = id desc within one run, without a sort
+        }
+        if (q.job !== undefined) w.add("s.run_id IN (SELECT id FROM job_runs WHERE job_name = ?)", q.job);
       }
-      if (q.job !== undefined) w.add("s.run_id IN (SELECT id FROM job_runs WHERE job_name = ?)", q.job);
-      // Every term is on the spans: their sizes add up to the total.
-      if (q.stream === undefined) {
-        total = count(this.cache.get(`SELECT coalesce(sum(s.last_seq - s.first_seq + 1), 0) FROM run_log_spans s${w.sql()}`), w.params);
-      }
-    } else if (q.stream === undefined) {
-      total = this.st.allLines.get() as number;
     }
     const where = w.sql();
     const all = [...params, ...w.params];
@@ -125,7 +135,7 @@ export class SqliteLogs implements LogsStore {
     const rows =
       offset >= total
         ? []
-        : (this.cache.get(`SELECT ${cols} FROM ${from}${where} ORDER BY ${order} LIMIT ? OFFSET ?`).all(...all, limit, offset) as SearchRow[]);
+        : (this.cache.get(`SELECT ${cols()} FROM ${from}${where} ORDER BY ${order} LIMIT ? OFFSET ?`).all(...all, limit, offset) as SearchRow[]);
     return { rows, total, limit, offset };
   }
 

@@ -49,6 +49,7 @@ describe("migrations", () => {
     for (let i = 1; i <= 3; i++) line.run(i, NOW, `legacy line ${i} written before search existed`);
     v1.prepare("INSERT INTO run_log_spans (run_id, first_seq, last_seq, first_id) VALUES (1, 1, 3, 1)").run();
     v1.prepare("UPDATE store_meta SET value = 3 WHERE key = 'log_lines'").run();
+    v1.prepare("INSERT INTO run_log_counts (run_id, stream, lines) VALUES (1, 'stdout', 3)").run();
     v1.close();
 
     const store = open(tmp.file(), { ftsIntervalMs: 10 });

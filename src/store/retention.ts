@@ -32,6 +32,7 @@ export class Retention {
     | "trimSpan"
     | "count"
     | "deleteOutputs"
+    | "deleteCounts"
     | "deleteRuns",
     Stmt
   >;
@@ -74,6 +75,7 @@ export class Retention {
       trimSpan: db.prepare("UPDATE run_log_spans SET first_seq = ?, first_id = ? WHERE run_id = ? AND first_seq = ?"),
       count: db.prepare("UPDATE store_meta SET value = value - ? WHERE key = 'log_lines'"),
       deleteOutputs: db.prepare(`DELETE FROM run_outputs WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
+      deleteCounts: db.prepare(`DELETE FROM run_log_counts WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
       deleteRuns: db.prepare(`DELETE FROM job_runs WHERE id IN (${ids}) AND ${done}`),
     };
     // At most LOG_BATCH lines per transaction: whole spans, and the front
@@ -95,10 +97,10 @@ export class Retention {
       if (deleted > 0) this.st.count.run(deleted);
       return deleted;
     });
-    this.deleteRunBatch = db.transaction((runIds: string) => ({
-      outputs: this.st.deleteOutputs.run(runIds).changes,
-      runs: this.st.deleteRuns.run(runIds).changes,
-    }));
+    this.deleteRunBatch = db.transaction((runIds: string) => {
+      this.st.deleteCounts.run(runIds);
+      return { outputs: this.st.deleteOutputs.run(runIds).changes, runs: this.st.deleteRuns.run(runIds).changes };
+    });
   }
 
   vacuum(opts: RetentionOptions, nowMs: number): RetentionResult {

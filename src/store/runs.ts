@@ -191,12 +191,16 @@ export class SqliteRuns implements RunsStore {
     // run_tags rows exist only with their run (foreign key), so a tag alone is counted there.
     const tagOnly = q.tag !== undefined && w.terms.length === 1;
     const total = tagOnly ? count(this.st.countTag, [q.tag]) : count(this.cache.get(`SELECT count(*) FROM job_runs${where}`), w.params);
-    // An offset past the end answers an empty page with the true total.
+    // An offset past the end answers an empty page with the true total. The
+    // page is chosen on ids alone (often from an index, sorting only ids),
+    // then only its rows are read.
     const rows =
       offset >= total
         ? []
         : (
-            this.cache.get(`SELECT * FROM job_runs${where} ORDER BY ${orderBy} LIMIT ? OFFSET ?`).all(...w.params, limit, offset) as RunRow[]
+            this.cache
+              .get(`SELECT * FROM job_runs WHERE id IN (SELECT id FROM job_runs${where} ORDER BY ${orderBy} LIMIT ? OFFSET ?) ORDER BY ${orderBy}`)
+              .all(...w.params, limit, offset) as RunRow[]
           ).map(toRun);
     return { rows, total };
   }

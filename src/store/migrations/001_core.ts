@@ -59,6 +59,7 @@ CREATE INDEX job_runs_created ON job_runs (created_at);
 CREATE INDEX job_runs_cycle   ON job_runs (cycle_id);
 CREATE INDEX job_runs_sla     ON job_runs (id) WHERE sla_breached = 1;
 CREATE INDEX job_runs_reason  ON job_runs (id) WHERE reason IS NOT NULL;
+CREATE INDEX job_runs_job_reason ON job_runs (job_name, id) WHERE reason IS NOT NULL;
 -- sortable columns people sort a big table by
 CREATE INDEX job_runs_started  ON job_runs (started_at);
 CREATE INDEX job_runs_finished ON job_runs (finished_at);
@@ -108,6 +109,13 @@ CREATE TABLE run_log_spans (
   last_seq  INTEGER NOT NULL,
   first_id  INTEGER NOT NULL,
   PRIMARY KEY (run_id, first_seq)
+) WITHOUT ROWID;
+-- Lines per run and stream, so totals under a stream filter need no scan.
+CREATE TABLE run_log_counts (
+  run_id INTEGER NOT NULL,
+  stream TEXT    NOT NULL,
+  lines  INTEGER NOT NULL,
+  PRIMARY KEY (run_id, stream)
 ) WITHOUT ROWID;
 -- run_logs has no cheap count(*): the writer and retention keep it here.
 INSERT INTO store_meta (key, value) VALUES ('log_lines', '0');
