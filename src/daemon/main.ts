@@ -13,9 +13,44 @@ export interface DaemonCommandOptions {
  * `svcd` / `svc daemon run`: the daemon in the foreground until SIGTERM,
  * SIGINT (twice: forced) or `POST /api/daemon/stop`. SIGHUP reloads.
  * Returns the process exit code; startup errors are printed one per line.
+ *
+ * Signal handlers are installed before startup begins, so a signal that
+ * arrives while the daemon starts is never fatal: a stop request is carried
+ * out once startup is done, and a SIGHUP then is ignored (the config was
+ * just read).
  */
 export async function runDaemonCommand(opts: DaemonCommandOptions): Promise<number> {
-  let daemon: Daemon;
+  let daemon: Daemon | null = null;
+  let started = false;
+  let interrupts = 0;
+  const onStop = (signal: NodeJS.Signals) => {
+    interrupts++;
+    if (!started || !daemon) return; // carried out after startup, below
+    const force = interrupts > 1;
+    daemon.logger.info({ signal }, force ? "second signal: forced stop" : "signal received: stopping");
+    void daemon.stop({ force });
+  };
+  const onHup = () => {
+    if (!started || !daemon) return;
+    daemon.logger.info({ signal: "SIGHUP" }, "reloading config");
+    void daemon.reload();
+  };
+  // The daemon never dies of a stray error in a callback: it is logged with context.
+  const onCrash = (e: unknown) => {
+    if (daemon && started) daemon.logger.error({ err: toError(e) }, "unexpected error (the daemon keeps running)");
+    else process.stderr.write(`svcd: unexpected error: ${toError(e).message}\n`);
+  };
+  process.on("SIGTERM", onStop);
+  process.on("SIGINT", onStop);
+  process.on("SIGHUP", onHup);
+  process.on("uncaughtException", onCrash);
+  process.on("unhandledRejection", onCrash);
+  const detach = () => {
+    process.off("SIGTERM", onStop);
+    process.off("SIGINT", onStop);
+    process.off("SIGHUP", onHup);
+  };
+
   try {
     const config = findConfig({ flag: opts.config, env: process.env, cwd: process.cwd() });
     daemon = new Daemon({
@@ -25,34 +60,18 @@ export async function runDaemonCommand(opts: DaemonCommandOptions): Promise<numb
       webRoot: fileURLToPath(new URL("../web", import.meta.url)),
     });
     await daemon.start();
+    started = true;
   } catch (e) {
+    detach();
     const lines = e instanceof StartupError ? e.lines : [toError(e).message];
     for (const line of lines) process.stderr.write(`svcd: ${line}\n`);
     return 1;
   }
-
-  let interrupts = 0;
-  const onStop = (signal: NodeJS.Signals) => {
-    interrupts++;
-    const force = interrupts > 1;
-    daemon.logger.info({ signal }, force ? "second signal: forced stop" : "signal received: stopping");
-    void daemon.stop({ force });
-  };
-  const onHup = () => {
-    daemon.logger.info({ signal: "SIGHUP" }, "reloading config");
-    void daemon.reload();
-  };
-  process.on("SIGTERM", onStop);
-  process.on("SIGINT", onStop);
-  process.on("SIGHUP", onHup);
-  // The daemon never dies of a stray error in a callback: it is logged with context.
-  const onCrash = (e: unknown) => daemon.logger.error({ err: toError(e) }, "unexpected error (the daemon keeps running)");
-  process.on("uncaughtException", onCrash);
-  process.on("unhandledRejection", onCrash);
-
+  if (interrupts > 0) {
+    daemon.logger.info("a stop signal arrived during startup: stopping");
+    void daemon.stop({ force: interrupts > 1 });
+  }
   await daemon.done;
-  process.off("SIGTERM", onStop);
-  process.off("SIGINT", onStop);
-  process.off("SIGHUP", onHup);
+  detach();
   return 0;
 }
