@@ -30,16 +30,18 @@ const json = <T>(text: string): T => JSON.parse(text) as T;
 
 describe("api.addr fallback: a daemon without a Unix socket", () => {
   let p: ClientProject;
+  let base: string;
 
   beforeAll(async () => {
     // A data dir whose socket path is over 108 bytes: the daemon serves TCP only.
-    const base = mkdtempSync(join(tmpdir(), "svc-http-"));
+    base = mkdtempSync(join(tmpdir(), "svc-http-"));
     p = clientProject({ "svc.yaml": YAML }, { dataDir: join(base, "d".repeat(120)) });
     await p.start();
   });
   afterAll(async () => {
     await p?.stop();
     p?.remove();
+    if (base) rmSync(base, { recursive: true, force: true });
   });
 
   it("has no socket, only api.addr; svc talks HTTP (runs are triggered_by api)", async () => {
