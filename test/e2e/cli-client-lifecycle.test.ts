@@ -59,12 +59,17 @@ describe("svc start", () => {
   it("passes --data-dir and --daemon-config to the daemon", async () => {
     const p = project({ "svc.yaml": SLOW, "conf/other.yaml": "log:\n  level: debug\n" });
     const data = join(p.dir, "elsewhere");
-    const r = await p.svc(["--data-dir", data, "--daemon-config", "conf/other.yaml", "start"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(existsSync(join(data, "svcd.sock"))).toBe(true);
-    const info = await p.svc(["--data-dir", data, "export"]);
-    expect(JSON.parse(info.stdout).daemon).toMatchObject({ daemon_config_path: p.path("conf/other.yaml"), data_dir: data });
-    expect((await p.svc(["--data-dir", data, "stop"])).code).toBe(0);
+    try {
+      const r = await p.svc(["--data-dir", data, "--daemon-config", "conf/other.yaml", "start"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(existsSync(join(data, "svcd.sock"))).toBe(true);
+      const info = await p.svc(["--data-dir", data, "export"]);
+      expect(JSON.parse(info.stdout).daemon).toMatchObject({ daemon_config_path: p.path("conf/other.yaml"), data_dir: data });
+      expect((await p.svc(["--data-dir", data, "stop"])).code).toBe(0);
+    } finally {
+      const pid = Number.parseInt(existsSync(join(data, "svcd.pid")) ? readFileSync(join(data, "svcd.pid"), "utf8") : "", 10);
+      if (Number.isInteger(pid) && alive(pid)) process.kill(pid, "SIGKILL");
+    }
   });
 
   it("a bad svc.yaml: prints the daemon's own error lines and exits 1", async () => {
