@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasStackTrace, runSvc } from "./helpers/cli.js";
-import { clientProject, spawnSvc, until, waitRun, type ClientProject, type RunRow } from "./helpers/daemonClient.js";
+import { clientProject, spawnSvc, until, type ClientProject, type RunRow } from "./helpers/daemonClient.js";
 
 const YAML = `jobs:
   hello:

@@ -59,6 +59,7 @@ describe("present", () => {
   it("aligns columns by visible width, ignoring colour codes", () => {
     const style = styleFor({ env: { FORCE_COLOR: "1" }, output: { out() {}, err() {} }, cwd: "/", version: "" });
     const t = table(["A", "B"], [[style.red("x"), "1"], ["long", "2"]], style);
+    // eslint-disable-next-line no-control-regex
     const plain = t.replace(/\x1b\[[0-9;]*m/g, "").split("\n");
     expect(plain).toEqual(["A     B", "x     1", "long  2"]);
   });

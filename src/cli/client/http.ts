@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import type * as Https from "node:https";
 import { CliError } from "../output.js";
 import { ApiError, timeoutError, transportError, unauthorized } from "./errors.js";
 import type { HttpTarget, Target } from "./target.js";
@@ -107,7 +108,7 @@ export class DaemonClient {
     });
   }
 
-  private agentFor(https: typeof import("node:https") | null, tls: TlsOptions): HttpAgent {
+  private agentFor(https: typeof Https | null, tls: TlsOptions): HttpAgent {
     if (!this.agent) this.agent = https ? new https.Agent({ keepAlive: true, ...tls }) : new HttpAgent({ keepAlive: true });
     return this.agent;
   }

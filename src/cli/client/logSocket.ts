@@ -7,6 +7,7 @@
  * a daemon that stopped answering without closing the connection.
  */
 import type WebSocket from "ws";
+import type * as Ws from "ws";
 import { CliError } from "../output.js";
 import { logHint, transportError, unauthorized } from "./errors.js";
 import { joinPath, type DaemonClient } from "./http.js";
@@ -30,7 +31,7 @@ const CLOSE_TOO_SLOW = 4429;
 const CLOSE_NOT_FOUND = 4404;
 const MAX_RECONNECTS = 5;
 
-type WsModule = typeof import("ws");
+type WsModule = typeof Ws;
 let wsModule: Promise<WsModule> | null = null;
 /** `ws` is loaded only by the commands that follow logs, to keep the others fast. */
 function loadWs(): Promise<WsModule> {
