@@ -119,7 +119,11 @@ export interface LogsStore {
    * have been called with it.
    */
   append(runId: number, stream: LogStream, line: string, ts: string): LogLine;
-  /** Writes buffered lines now (one transaction). */
+  /**
+   * Writes buffered lines now (one transaction). Called inside `Store.tx`,
+   * the write happens just after that transaction ends (a microtask), so
+   * lines never commit or roll back with someone else's transaction.
+   */
   flush(): void;
   /** Called after each flush with the lines just made durable, in order. */
   onFlushed(listener: (lines: LogLine[]) => void): () => void;

@@ -144,3 +144,17 @@ describe("retention and the engine's run lifecycle", () => {
     expect(store.runs.get(skipped.id)).toBeNull();
   });
 });
+
+describe("retention while the store closes", () => {
+  it("stops between steps when the store is closed, keeping what it did", async () => {
+    fresh();
+    store.tx(() => {
+      for (let i = 0; i < 1_500; i++) runTo(store, "SUCCESS", { job_name: "c", created_at: ago(60) });
+    });
+    const pending = store.vacuumAsync({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
+    await new Promise((r) => setImmediate(r));
+    store.close();
+    const result = await pending;
+    expect(result.runsByAge).toBeLessThan(1_500);
+  });
+});

@@ -40,7 +40,7 @@ export class Retention {
   private readonly deleteRunBatch: (runIds: string) => { runs: number; outputs: number };
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly indexer: FtsIndexer,
   ) {
     const done = "status IN ('SUCCESS', 'FAILED', 'SKIPPED')";
@@ -111,9 +111,15 @@ export class Retention {
     return result;
   }
 
+  /** Stops early (with the counts so far) if the store is closed while it waits between steps. */
   async vacuumAsync(opts: RetentionOptions, nowMs: number): Promise<RetentionResult> {
     const result = emptyResult();
-    for (const _ of this.steps(opts, nowMs, result)) await new Promise<void>((resolve) => setImmediate(resolve));
+    const steps = this.steps(opts, nowMs, result);
+    for (let step = steps.next(); !step.done; ) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (!this.db.open) break;
+      step = steps.next();
+    }
     return result;
   }
 
