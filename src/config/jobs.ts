@@ -26,10 +26,27 @@ import { schemaDefault } from "./schema/jsonSchema.js";
 import { FREQUENCIES, svcSchema, TIMED_FREQUENCIES } from "./schema/svcSchema.js";
 import { asDict, isDict, isInt, isKnownZone, isString, isStringList, type Dict } from "./values.js";
 
-/** A field's value, from the job or from `defaults`, and where it is written (computed only for errors). */
-interface Picked {
-  value: unknown;
-  path(): PathSeg[];
+/** A job's fields over `defaults`: the job's own value wins; paths are computed only for errors. */
+class JobFields {
+  constructor(
+    readonly name: string,
+    private readonly raw: Dict,
+    private readonly defaults: Dict,
+  ) {}
+
+  /** The job's own value, else the one from `defaults`; undefined when neither has one. */
+  get(field: string): unknown {
+    const own = this.raw[field];
+    if (own !== undefined && own !== null) return own;
+    const inherited = this.defaults[field];
+    return inherited === null ? undefined : inherited;
+  }
+
+  /** Where the value `get(field)` returns is written. */
+  path(field: string): PathSeg[] {
+    const own = this.raw[field];
+    return own !== undefined && own !== null ? ["jobs", this.name, field] : ["defaults", field];
+  }
 }
 
 export interface JobContext {
@@ -63,20 +80,13 @@ const DEFAULT_HC_ON_FAIL = schemaDefault(svcSchema, ["defaults", "healthcheck", 
 
 export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
   const { defaults, issues } = ctx;
-  /** The job's own value, else the one from `defaults`; `path()` is where it is written. */
-  const pick = (field: string): Picked | null => {
-    const own = raw[field];
-    if (own !== undefined && own !== null) return { value: own, path: () => ["jobs", name, field] };
-    const inherited = defaults[field];
-    if (inherited !== undefined && inherited !== null) return { value: inherited, path: () => ["defaults", field] };
-    return null;
-  };
+  const fields = new JobFields(name, raw, defaults);
 
   const dependsOn = isStringList(raw.depends_on) ? [...new Set(raw.depends_on)] : [];
-  const { schedule, after } = buildSchedule(name, raw, dependsOn, pick, ctx);
+  const { schedule, after } = buildSchedule(fields, raw, dependsOn, ctx);
 
-  const timeoutMs = positiveDuration(pick("timeout"), "timeout", issues);
-  const slaMs = positiveDuration(pick("sla"), "sla", issues);
+  const timeoutMs = positiveDuration(fields, "timeout", issues);
+  const slaMs = positiveDuration(fields, "sla", issues);
   if (timeoutMs !== null && slaMs !== null && slaMs >= timeoutMs) {
     const where = raw.sla === undefined && raw.timeout !== undefined ? "timeout" : "sla";
     issues.error(
@@ -94,9 +104,9 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
   for (const source of [asDict(defaults.env), asDict(raw.env)]) {
     for (const [k, v] of Object.entries(source)) if (isString(v)) env[k] = v;
   }
-  const tags = pick("tags")?.value;
-  const retries = pick("retries")?.value;
-  const catchup = pick("catchup")?.value;
+  const tags = fields.get("tags");
+  const retries = fields.get("retries");
+  const catchup = fields.get("catchup");
 
   return {
     name,
@@ -110,14 +120,14 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
     timeoutMs,
     slaMs,
     tags: isStringList(tags) ? [...tags] : [],
-    onFailure: enumValue(pick("on_failure"), ["alert", "skip", "stop", "ignore"], DEFAULT_ON_FAILURE),
+    onFailure: enumValue(fields.get("on_failure"), ["alert", "skip", "stop", "ignore"], DEFAULT_ON_FAILURE),
     retries: isInt(retries, 0, 100) ? retries : DEFAULT_RETRIES,
-    retryDelay: parseRetryDelay(pick("retry_delay")),
-    concurrency: enumValue(pick("concurrency"), ["allow", "forbid", "replace"], DEFAULT_CONCURRENCY),
+    retryDelay: parseRetryDelay(fields.get("retry_delay")),
+    concurrency: enumValue(fields.get("concurrency"), ["allow", "forbid", "replace"], DEFAULT_CONCURRENCY),
     catchup: typeof catchup === "boolean" ? catchup : DEFAULT_CATCHUP,
     env,
-    healthcheck: parseHealthcheck(pick("healthcheck")),
-    output: parseOutputs(pick("output"), issues),
+    healthcheck: parseHealthcheck(fields.get("healthcheck")),
+    output: parseOutputs(fields, issues),
     notify: parseNotify(raw, defaults, name, ctx),
   };
 }
@@ -130,13 +140,13 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
  * `defaults` are simply unused where they do not apply.
  */
 function buildSchedule(
-  name: string,
+  fields: JobFields,
   raw: Dict,
   dependsOn: readonly string[],
-  pick: (field: string) => Picked | null,
   ctx: JobContext,
 ): { schedule: ScheduleSpec; after: string | null } {
   const { defaults, issues } = ctx;
+  const name = fields.name;
   let kind: FrequencyKind = "manual";
   let after: string | null = null;
   let known = true; // false when the job's own frequency is invalid (already reported)
@@ -164,11 +174,11 @@ function buildSchedule(
     issues.error(["jobs", name, "time"], `time is only used by ${TIMED_FREQUENCIES.join(", ")} (this job has ${which()})`);
   }
   if (timed) {
-    const t = pick("time");
-    if (t === null) {
+    const t = fields.get("time");
+    if (t === undefined) {
       issues.error(["jobs", name, "time"], `time is required for ${which()}: add time: "HHMM", e.g. time: "0230"`);
-    } else if (isString(t.value) && TIME.test(t.value)) {
-      time = { hour: Number(t.value.slice(0, 2)), minute: Number(t.value.slice(2)) };
+    } else if (isString(t) && TIME.test(t)) {
+      time = { hour: Number(t.slice(0, 2)), minute: Number(t.slice(2)) };
     }
   }
   if (known && has("weekday") && kind !== "weekly") {
@@ -177,8 +187,8 @@ function buildSchedule(
   if (known && has("day_of_month") && kind !== "monthly") {
     issues.error(["jobs", name, "day_of_month"], `day_of_month is only used by frequency monthly (this job has ${which()})`);
   }
-  const w = kind === "weekly" ? pick("weekday")?.value : undefined;
-  const d = kind === "monthly" ? pick("day_of_month")?.value : undefined;
+  const w = kind === "weekly" ? fields.get("weekday") : undefined;
+  const d = kind === "monthly" ? fields.get("day_of_month") : undefined;
 
   let timezone = ctx.defaultTz;
   if (isString(raw.timezone) && raw.timezone !== "") {
@@ -201,23 +211,24 @@ export function unknownZoneMessage(zone: string): string {
   return `unknown timezone "${zone}": use an IANA name such as Europe/Berlin, America/New_York or UTC`;
 }
 
-function positiveDuration(p: Picked | null, field: string, issues: IssueList): number | null {
-  if (p === null || !isString(p.value)) return null;
-  const ms = parseDuration(p.value);
+function positiveDuration(fields: JobFields, field: string, issues: IssueList): number | null {
+  const text = fields.get(field);
+  if (!isString(text)) return null;
+  const ms = parseDuration(text);
   if (ms === null) return null; // the schema reported the syntax
   if (ms === 0) {
-    issues.error(p.path(), `${field} must be greater than 0`);
+    issues.error(fields.path(field), `${field} must be greater than 0`);
     return null;
   }
   return ms;
 }
 
-function enumValue<T extends string>(p: { value: unknown } | null, allowed: readonly T[], dflt: T): T {
-  return p && isString(p.value) && (allowed as readonly string[]).includes(p.value) ? (p.value as T) : dflt;
+function enumValue<T extends string>(value: unknown, allowed: readonly T[], dflt: T): T {
+  return isString(value) && (allowed as readonly string[]).includes(value) ? (value as T) : dflt;
 }
 
-function parseRetryDelay(p: { value: unknown } | null): RetryDelay {
-  const text = p && isString(p.value) ? p.value : DEFAULT_RETRY_DELAY;
+function parseRetryDelay(value: unknown): RetryDelay {
+  const text = isString(value) ? value : DEFAULT_RETRY_DELAY;
   if (text.startsWith("fixed:")) {
     const ms = parseDuration(text.slice("fixed:".length));
     if (ms !== null) return { kind: "fixed", ms };
@@ -225,19 +236,18 @@ function parseRetryDelay(p: { value: unknown } | null): RetryDelay {
   return { kind: "exponential" };
 }
 
-function parseHealthcheck(p: { value: unknown } | null): HealthcheckConfig | null {
-  if (p === null || !isDict(p.value)) return null;
-  const hc = p.value;
-  if (!isString(hc.command)) return null;
+function parseHealthcheck(hc: unknown): HealthcheckConfig | null {
+  if (!isDict(hc) || !isString(hc.command)) return null;
   const timeoutMs = isString(hc.timeout) ? (parseDuration(hc.timeout) ?? DEFAULT_HC_TIMEOUT_MS) : DEFAULT_HC_TIMEOUT_MS;
   const onFail = hc.on_fail === "warn_only" || hc.on_fail === "mark_failed" ? hc.on_fail : DEFAULT_HC_ON_FAIL;
   return { command: hc.command as string, timeoutMs, onFail };
 }
 
-function parseOutputs(p: Picked | null, issues: IssueList): Record<string, OutputMode> {
+function parseOutputs(fields: JobFields, issues: IssueList): Record<string, OutputMode> {
   const out: Record<string, OutputMode> = {};
-  if (p === null || !isDict(p.value)) return out;
-  for (const [name, mode] of Object.entries(p.value)) {
+  const outputs = fields.get("output");
+  if (!isDict(outputs)) return out;
+  for (const [name, mode] of Object.entries(outputs)) {
     if (!isString(mode)) continue;
     const parsed = parseOutputMode(mode);
     if (parsed === null) continue; // schema reported it
@@ -245,7 +255,7 @@ function parseOutputs(p: Picked | null, issues: IssueList): Record<string, Outpu
       try {
         new RegExp(parsed.pattern);
       } catch (e) {
-        issues.error([...p.path(), name], `invalid regular expression: ${(e as Error).message}`);
+        issues.error([...fields.path("output"), name], `invalid regular expression: ${(e as Error).message}`);
         continue;
       }
     }
