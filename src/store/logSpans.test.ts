@@ -104,6 +104,17 @@ describe("log reads agree with a plain model (property)", () => {
             expect(byRun.total).toBe(mine.length);
             expect(byRun.rows.map((x) => x.seq)).toEqual([...mine].reverse().slice(r.offset, r.offset + r.limit).map((l) => l.seq));
           }
+          // Newest-first pages of a job (its runs' lines interleave in id order) against plain SQL.
+          const oracle = new Database(store.path, { readonly: true });
+          for (const r of reads) {
+            const stream = r.streams?.[0];
+            const want = oracle
+              .prepare(`SELECT id, run_id, seq FROM run_logs WHERE job_name = 'twins'${stream ? " AND stream = ?" : ""} ORDER BY id DESC LIMIT ? OFFSET ?`)
+              .all(...(stream ? [stream] : []), r.limit, r.offset);
+            const got = store.logs.search({ job: "twins", ...(stream ? { stream } : {}) }, r.limit, r.offset).rows;
+            expect(got.map((x) => ({ id: x.id, run_id: x.run_id, seq: x.seq }))).toEqual(want);
+          }
+          oracle.close();
           const twins = model.filter((l) => l.run_id !== runs[2]);
           expect(store.logs.search({ job: "twins" }, 10_000, 0).total).toBe(twins.length);
           expect(store.logs.search({ job: "twins", stream: "stderr" }, 10_000, 0).total).toBe(twins.filter((l) => l.stream === "stderr").length);

@@ -13,7 +13,7 @@ const COLS = "l.run_id, l.seq, l.ts, l.stream, l.line";
 const SPAN_JOIN = `run_log_spans s JOIN run_logs l
   ON l.id BETWEEN s.first_id + max(0, ? - s.first_seq) AND s.first_id + (min(s.last_seq, ?) - s.first_seq)`;
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
-const cols = (): string => `l.id, l.job_name, ${COLS}`;
+const COLS_ID = `l.id, l.job_name, ${COLS}`;
 
 type SearchRow = LogLine & { id: number; job_name: string };
 
@@ -95,48 +95,85 @@ export class SqliteLogs implements LogsStore {
   ): Slice<SearchRow> {
     checkSlice(limit, offset);
     const stream = q.stream === undefined ? undefined : normStream(q.stream);
-    const w = new Where();
-    if (stream !== undefined) w.add("l.stream = ?", stream);
-    let from = "run_logs l";
-    let order = "l.id DESC";
-    let params: unknown[] = [];
-    let total: number | null = null;
     if (q.q !== undefined && q.q.trim() !== "") {
       // The full-text match picks the candidates; the other filters check each one.
       const match = toFtsQuery(q.q);
       if (match === null) return { rows: [], total: 0, limit, offset };
-      w.add("l.id IN (SELECT rowid FROM run_logs_fts WHERE run_logs_fts MATCH ?)", match);
+      const w = new Where().add("l.id IN (SELECT rowid FROM run_logs_fts WHERE run_logs_fts MATCH ?)", match);
       if (q.run_id !== undefined) w.add("l.run_id = ?", q.run_id);
       if (q.job !== undefined) w.add("l.job_name = ?", q.job);
-    } else {
-      // Without text, totals come from the per-run, per-stream counts.
-      const c = new Where();
-      if (q.run_id !== undefined) c.add("run_id = ?", q.run_id);
-      if (q.job !== undefined) c.add("run_id IN (SELECT id FROM job_runs WHERE job_name = ?)", q.job);
-      if (stream !== undefined) c.add("stream = ?", stream);
-      total =
-        c.terms.length === 0
-          ? (this.st.allLines.get() as number)
-          : count(this.cache.get(`SELECT coalesce(sum(lines), 0) FROM run_log_counts${c.sql()}`), c.params);
-      if (q.run_id !== undefined || q.job !== undefined) {
-        // Through the spans: range scans of the runs' lines instead of a scan of the table.
-        from = SPAN_JOIN;
-        params = [0, NO_LIMIT];
-        if (q.run_id !== undefined) {
-          w.add("s.run_id = ?", q.run_id);
-          order = "s.first_seq DESC, l.id DESC"; // = id desc within one run, without a sort
+      if (stream !== undefined) w.add("l.stream = ?", stream);
+      const total = count(this.cache.get(`SELECT count(*) FROM run_logs l${w.sql()}`), w.params);
+      const rows =
+        offset >= total
+          ? []
+          : (this.cache.get(`SELECT ${COLS_ID} FROM run_logs l${w.sql()} ORDER BY l.id DESC LIMIT ? OFFSET ?`).all(...w.params, limit, offset) as SearchRow[]);
+      return { rows, total, limit, offset };
+    }
+    // Without text, totals come from the per-run, per-stream counts.
+    const runs = (): Where => {
+      const w = new Where();
+      if (q.run_id !== undefined) w.add("run_id = ?", q.run_id);
+      if (q.job !== undefined) w.add("run_id IN (SELECT id FROM job_runs WHERE job_name = ?)", q.job);
+      return w;
+    };
+    const counts = runs();
+    if (stream !== undefined) counts.add("stream = ?", stream);
+    const total =
+      counts.terms.length === 0
+        ? (this.st.allLines.get() as number)
+        : count(this.cache.get(`SELECT coalesce(sum(lines), 0) FROM run_log_counts${counts.sql()}`), counts.params);
+    if (offset >= total) return { rows: [], total, limit, offset };
+    const rows =
+      q.run_id !== undefined || q.job !== undefined
+        ? this.newestThroughSpans(runs(), stream, limit, offset)
+        : (this.cache
+            .get(`SELECT ${COLS_ID} FROM run_logs l${stream === undefined ? "" : " WHERE l.stream = ?"} ORDER BY l.id DESC LIMIT ? OFFSET ?`)
+            .all(...(stream === undefined ? [] : [stream]), limit, offset) as SearchRow[]);
+    return { rows, total, limit, offset };
+  }
+
+  /**
+   * Newest lines first of the runs selected by `runs` (terms on run_id),
+   * walking their spans from the newest: spans are disjoint id ranges, so
+   * spans by first_id desc, lines by id desc within each, is id order. Reads
+   * only the lines up to offset + limit, never sorts the runs' lines.
+   */
+  private newestThroughSpans(runs: Where, stream: LogStream | undefined, limit: number, offset: number): SearchRow[] {
+    const spans = this.cache
+      .get(`SELECT first_id, first_id + (last_seq - first_seq) AS last_id FROM run_log_spans${runs.sql()} ORDER BY first_id DESC`)
+      .raw()
+      .all(...runs.params) as [number, number][];
+    const out: SearchRow[] = [];
+    let skip = offset;
+    const page = this.cache.get(`SELECT ${COLS_ID} FROM run_logs l WHERE l.id BETWEEN ? AND ? ORDER BY l.id DESC`);
+    const pageOf = this.cache.get(`SELECT ${COLS_ID} FROM run_logs l WHERE l.id BETWEEN ? AND ? AND l.stream = ? ORDER BY l.id DESC LIMIT ? OFFSET ?`);
+    const countOf = this.cache.get("SELECT count(*) FROM run_logs l WHERE l.id BETWEEN ? AND ? AND l.stream = ?").pluck();
+    for (const [first, last] of spans) {
+      const need = limit - out.length;
+      if (need <= 0) break;
+      if (stream === undefined) {
+        const size = last - first + 1;
+        if (skip >= size) {
+          skip -= size;
+          continue;
         }
-        if (q.job !== undefined) w.add("s.run_id IN (SELECT id FROM job_runs WHERE job_name = ?)", q.job);
+        const top = last - skip;
+        skip = 0;
+        out.push(...(page.all(Math.max(first, top - need + 1), top) as SearchRow[]));
+      } else {
+        if (skip > 0) {
+          const inSpan = countOf.get(first, last, stream) as number;
+          if (skip >= inSpan) {
+            skip -= inSpan;
+            continue;
+          }
+        }
+        out.push(...(pageOf.all(first, last, stream, need, skip) as SearchRow[]));
+        skip = 0;
       }
     }
-    const where = w.sql();
-    const all = [...params, ...w.params];
-    total ??= count(this.cache.get(`SELECT count(*) FROM ${from}${where}`), all);
-    const rows =
-      offset >= total
-        ? []
-        : (this.cache.get(`SELECT ${cols()} FROM ${from}${where} ORDER BY ${order} LIMIT ? OFFSET ?`).all(...all, limit, offset) as SearchRow[]);
-    return { rows, total, limit, offset };
+    return out;
   }
 
   tail(runId: number, n: number, streams: LogStream[] = [...DEFAULT_TAIL_STREAMS]): LogLine[] {
