@@ -116,6 +116,3 @@ function credentialStatus(unsetVars: string[], emptyRequired: boolean): Credenti
 function isKnownField(f: string): f is Field {
   return ["webhook_url", "routing_key", "host", "from", "port", "username", "password"].includes(f);
 }
-
-/** The integration fields that are secrets in views (shown as `***`). */
-export const SECRET_INTEGRATION_FIELDS: readonly string[] = ["webhook_url", "routing_key", "username", "password"];
