@@ -8,7 +8,7 @@ import { at, spec } from "./testSpecs.js";
  * - America/New_York: spring forward 2027-03-14 02:00 EST -> 03:00 EDT (07:00 UTC),
  *   fall back 2027-11-07 02:00 EDT -> 01:00 EST (06:00 UTC).
  * - Europe/Berlin: 2027-03-28 02:00 -> 03:00 (01:00 UTC), 2027-10-31 03:00 -> 02:00 (01:00 UTC).
- *   en-US has no letters for Berlin's zone, so the abbreviations read GMT+1 / GMT+2.
+ *   Berlin's abbreviations are CET / CEST (en-GB's names: en-US has no letters for it).
  * - Australia/Lord_Howe (30-minute DST): 2027-10-03 02:00 -> 02:30 (15:30 UTC on 10-02),
  *   2027-04-04 02:00 -> 01:30 (15:00 UTC on 04-03).
  */
@@ -119,30 +119,30 @@ describe("America/New_York", () => {
 describe("Europe/Berlin", () => {
   const zone = "Europe/Berlin";
 
-  it("spring forward: 02:30 runs at 03:00 (GMT+2)", () => {
+  it("spring forward: 02:30 runs at 03:00 (CEST)", () => {
     expect(runs(spec("daily", zone, "0230"), "2027-03-27T12:00:00Z", 2)).toEqual([
-      ["2027-03-28T01:00:00.000Z", "2027-03-28T03:00:00+02:00 GMT+2", "02:30 does not exist (DST gap): runs at 03:00"],
-      ["2027-03-29T00:30:00.000Z", "2027-03-29T02:30:00+02:00 GMT+2", null],
+      ["2027-03-28T01:00:00.000Z", "2027-03-28T03:00:00+02:00 CEST", "02:30 does not exist (DST gap): runs at 03:00"],
+      ["2027-03-29T00:30:00.000Z", "2027-03-29T02:30:00+02:00 CEST", null],
     ]);
   });
 
-  it("fall back: 02:30 runs once, at the first (GMT+2)", () => {
+  it("fall back: 02:30 runs once, at the first (CEST)", () => {
     expect(runs(spec("daily", zone, "0230"), "2027-10-30T12:00:00Z", 2)).toEqual([
-      ["2027-10-31T00:30:00.000Z", "2027-10-31T02:30:00+02:00 GMT+2", "02:30 occurs twice (DST overlap): runs once, at the first (GMT+2)"],
-      ["2027-11-01T01:30:00.000Z", "2027-11-01T02:30:00+01:00 GMT+1", null],
+      ["2027-10-31T00:30:00.000Z", "2027-10-31T02:30:00+02:00 CEST", "02:30 occurs twice (DST overlap): runs once, at the first (CEST)"],
+      ["2027-11-01T01:30:00.000Z", "2027-11-01T02:30:00+01:00 CET", null],
     ]);
   });
 
   it("hourly: 02:00 twice in October, never in March", () => {
     expect(nextRuns(spec("hourly", zone), at("2027-10-30T23:30:00Z"), 3).map((r) => r.local)).toEqual([
-      "2027-10-31T02:00:00+02:00 GMT+2",
-      "2027-10-31T02:00:00+01:00 GMT+1",
-      "2027-10-31T03:00:00+01:00 GMT+1",
+      "2027-10-31T02:00:00+02:00 CEST",
+      "2027-10-31T02:00:00+01:00 CET",
+      "2027-10-31T03:00:00+01:00 CET",
     ]);
     expect(nextRuns(spec("hourly", zone), at("2027-03-27T23:30:00Z"), 3).map((r) => r.local)).toEqual([
-      "2027-03-28T01:00:00+01:00 GMT+1",
-      "2027-03-28T03:00:00+02:00 GMT+2",
-      "2027-03-28T04:00:00+02:00 GMT+2",
+      "2027-03-28T01:00:00+01:00 CET",
+      "2027-03-28T03:00:00+02:00 CEST",
+      "2027-03-28T04:00:00+02:00 CEST",
     ]);
   });
 });
@@ -152,19 +152,19 @@ describe("Australia/Lord_Howe (30-minute DST)", () => {
 
   it("spring forward 02:00 -> 02:30: a time in the gap runs at 02:30", () => {
     expect(runs(spec("daily", zone, "0215"), "2027-10-02T00:00:00Z", 2)).toEqual([
-      ["2027-10-02T15:30:00.000Z", "2027-10-03T02:30:00+11:00 GMT+11", "02:15 does not exist (DST gap): runs at 02:30"],
-      ["2027-10-03T15:15:00.000Z", "2027-10-04T02:15:00+11:00 GMT+11", null],
+      ["2027-10-02T15:30:00.000Z", "2027-10-03T02:30:00+11:00 LHDT", "02:15 does not exist (DST gap): runs at 02:30"],
+      ["2027-10-03T15:15:00.000Z", "2027-10-04T02:15:00+11:00 LHDT", null],
     ]);
     expect(runs(spec("daily", zone, "0230"), "2027-10-02T00:00:00Z", 1)).toEqual([
-      ["2027-10-02T15:30:00.000Z", "2027-10-03T02:30:00+11:00 GMT+11", null],
+      ["2027-10-02T15:30:00.000Z", "2027-10-03T02:30:00+11:00 LHDT", null],
     ]);
     expect(nextRun(spec("daily", zone, "0200"), at("2027-10-02T00:00:00Z"))?.note).toBe("02:00 does not exist (DST gap): runs at 02:30");
   });
 
   it("fall back 02:00 -> 01:30: 01:30-01:59 run once, at the first (+11)", () => {
     expect(runs(spec("daily", zone, "0145"), "2027-04-03T00:00:00Z", 2)).toEqual([
-      ["2027-04-03T14:45:00.000Z", "2027-04-04T01:45:00+11:00 GMT+11", "01:45 occurs twice (DST overlap): runs once, at the first (GMT+11)"],
-      ["2027-04-04T15:15:00.000Z", "2027-04-05T01:45:00+10:30 GMT+10:30", null],
+      ["2027-04-03T14:45:00.000Z", "2027-04-04T01:45:00+11:00 LHDT", "01:45 occurs twice (DST overlap): runs once, at the first (LHDT)"],
+      ["2027-04-04T15:15:00.000Z", "2027-04-05T01:45:00+10:30 LHST", null],
     ]);
     // 01:29 and 02:00 occur once.
     expect(nextRun(spec("daily", zone, "0129"), at("2027-04-03T00:00:00Z"))).toMatchObject({ utc: "2027-04-03T14:29:00.000Z", note: null });
@@ -173,18 +173,18 @@ describe("Australia/Lord_Howe (30-minute DST)", () => {
 
   it("hourly, spring forward: the gap swallows 02:00, so that hour has no run", () => {
     expect(runs(spec("hourly", zone), "2027-10-02T13:00:00Z", 4)).toEqual([
-      ["2027-10-02T13:30:00.000Z", "2027-10-03T00:00:00+10:30 GMT+10:30", null],
-      ["2027-10-02T14:30:00.000Z", "2027-10-03T01:00:00+10:30 GMT+10:30", null],
-      ["2027-10-02T16:00:00.000Z", "2027-10-03T03:00:00+11:00 GMT+11", "02:00 does not exist (DST gap): no run for that hour"],
-      ["2027-10-02T17:00:00.000Z", "2027-10-03T04:00:00+11:00 GMT+11", null],
+      ["2027-10-02T13:30:00.000Z", "2027-10-03T00:00:00+10:30 LHST", null],
+      ["2027-10-02T14:30:00.000Z", "2027-10-03T01:00:00+10:30 LHST", null],
+      ["2027-10-02T16:00:00.000Z", "2027-10-03T03:00:00+11:00 LHDT", "02:00 does not exist (DST gap): no run for that hour"],
+      ["2027-10-02T17:00:00.000Z", "2027-10-03T04:00:00+11:00 LHDT", null],
     ]);
   });
 
   it("hourly, fall back: the repeated half hour holds no :00, so 90 minutes pass between two runs", () => {
     expect(runs(spec("hourly", zone), "2027-04-03T13:00:00Z", 3)).toEqual([
-      ["2027-04-03T14:00:00.000Z", "2027-04-04T01:00:00+11:00 GMT+11", null],
-      ["2027-04-03T15:30:00.000Z", "2027-04-04T02:00:00+10:30 GMT+10:30", null],
-      ["2027-04-03T16:30:00.000Z", "2027-04-04T03:00:00+10:30 GMT+10:30", null],
+      ["2027-04-03T14:00:00.000Z", "2027-04-04T01:00:00+11:00 LHDT", null],
+      ["2027-04-03T15:30:00.000Z", "2027-04-04T02:00:00+10:30 LHST", null],
+      ["2027-04-03T16:30:00.000Z", "2027-04-04T03:00:00+10:30 LHST", null],
     ]);
   });
 });

@@ -100,10 +100,10 @@ describe("calendar frequencies (no DST involved)", () => {
     // The local day decides: 2027-11-06 20:00 UTC (a Saturday) is already Sunday 01:30 in
     // Kolkata, past Sunday's 01:00 run, so the weekend job waits for next Saturday.
     expect(nextRun(spec("weekends", "Asia/Kolkata", "0100"), at("2027-11-06T20:00:00Z"))?.local).toBe(
-      "2027-11-13T01:00:00+05:30 GMT+5:30",
+      "2027-11-13T01:00:00+05:30 IST",
     );
     expect(nextRun(spec("weekdays", "Asia/Kolkata", "0100"), at("2027-11-06T20:00:00Z"))?.local).toBe(
-      "2027-11-08T01:00:00+05:30 GMT+5:30",
+      "2027-11-08T01:00:00+05:30 IST",
     );
   });
 
@@ -205,7 +205,7 @@ describe("calendar frequencies (no DST involved)", () => {
     expect(describeSlot(plain)).toBe("2027-06-01T13:00:00.000Z (09:00 EDT)");
     // The local date is shown when it differs from the UTC date.
     const kolkata = nextRun(spec("daily", "Asia/Kolkata", "0200"), at("2027-06-01T00:00:00Z"))!;
-    expect(describeSlot(kolkata)).toBe("2027-06-01T20:30:00.000Z (2027-06-02 02:00 GMT+5:30)");
+    expect(describeSlot(kolkata)).toBe("2027-06-01T20:30:00.000Z (2027-06-02 02:00 IST)");
   });
 
   it("rejects an unknown zone and a calendar frequency without a time, with a clear message", () => {

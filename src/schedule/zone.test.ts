@@ -97,14 +97,15 @@ describe("ZoneInfo: the memo agrees with luxon", () => {
     for (let i = 1; i < segs.length; i++) expect(segs[i]!.start).toBe(segs[i - 1]!.end);
   });
 
-  it("abbreviations match luxon's offsetNameShort (en-US)", () => {
+  it("abbreviations are luxon's offsetNameShort in the first locale that has letters for the zone", () => {
     const random = rng(11);
     for (const name of ["America/New_York", "America/Los_Angeles", "Europe/Berlin", "Europe/London", "Asia/Kolkata", "Australia/Lord_Howe", "UTC", "Pacific/Honolulu"]) {
       const zone = new ZoneInfo(name);
       for (let i = 0; i < 20; i++) {
         const t = Math.floor(Date.UTC(2000, 0, 1) + random() * (TO - Date.UTC(2000, 0, 1)));
-        const luxon = DateTime.fromMillis(t, { zone: name, locale: "en-US" }).offsetNameShort;
-        expect(zone.abbreviation(t), `${name} ${new Date(t).toISOString()}`).toBe(luxon);
+        const names = ["en-US", "en-GB", "en-AU", "en-IN"].map((locale) => DateTime.fromMillis(t, { zone: name, locale }).offsetNameShort);
+        const expected = names.find((n) => n !== null && !/^(GMT|UTC)[+-]/.test(n)) ?? names[0];
+        expect(zone.abbreviation(t), `${name} ${new Date(t).toISOString()}`).toBe(expected);
       }
     }
   });

@@ -40,28 +40,36 @@ interface Block {
   after: number;
 }
 
+/** Locales whose short zone names are tried in order (see abbreviation()). */
+const NAME_LOCALES = ["en-US", "en-GB", "en-AU", "en-IN"];
+
 export class ZoneInfo {
   readonly name: string;
   private readonly iana: IANAZone;
   private readonly blocks = new Map<number, Block>();
   private readonly names = new Map<number, string>();
-  private readonly nameFormat: Intl.DateTimeFormat;
+  private readonly nameFormats: Intl.DateTimeFormat[];
 
   constructor(name: string) {
     this.name = name;
     this.iana = IANAZone.create(name);
-    // Same options as luxon's `offsetNameShort` (util.parseZoneInfo), kept in
-    // one instance: luxon builds a new formatter per call (~150 µs).
-    this.nameFormat = new Intl.DateTimeFormat("en-US", {
-      timeZoneName: "short",
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      timeZone: name,
-    });
+    // Same options as luxon's `offsetNameShort` (util.parseZoneInfo), kept
+    // per zone: luxon builds a new formatter per call (~150 µs). en-US names
+    // only American zones; the other locales supply the usual letters
+    // elsewhere (CET, AEDT, IST), tried in order when en-US says "GMT+1".
+    this.nameFormats = NAME_LOCALES.map(
+      (locale) =>
+        new Intl.DateTimeFormat(locale, {
+          timeZoneName: "short",
+          hourCycle: "h23",
+          year: "numeric",
+          month: "2-digit",
+          day: "2-digit",
+          hour: "2-digit",
+          minute: "2-digit",
+          timeZone: name,
+        }),
+    );
   }
 
   /** UTC offset in ms at the instant `at`. */
@@ -93,7 +101,7 @@ export class ZoneInfo {
     throw new Error(`schedule: no offset segment for ${at} in ${this.name}`);
   }
 
-  /** The zone abbreviation at `at` ("EDT", "GMT+5:30"), as luxon's `offsetNameShort` in en-US gives it. */
+  /** The zone abbreviation at `at`: "EDT", "CET", "AEDT", "IST", or "GMT+9" where no locale has letters. */
   abbreviation(at: number): string {
     const offsetMs = this.offsetMs(at);
     // An abbreviation belongs to an offset period; keyed by day too, so a
@@ -102,11 +110,22 @@ export class ZoneInfo {
     let name = this.names.get(key);
     if (name === undefined) {
       if (this.names.size >= MAX_CACHED_NAMES) this.names.clear();
-      const part = this.nameFormat.formatToParts(at).find((p) => p.type === "timeZoneName");
-      name = part?.value ?? formatOffset(offsetMs);
+      name = this.lettersName(at) ?? formatOffset(offsetMs);
       this.names.set(key, name);
     }
     return name;
+  }
+
+  /** The first locale's name that is letters (EST, CET), else en-US's "GMT+9" form. */
+  private lettersName(at: number): string | undefined {
+    let fallback: string | undefined;
+    for (const f of this.nameFormats) {
+      const v = f.formatToParts(at).find((p) => p.type === "timeZoneName")?.value;
+      if (v === undefined) continue;
+      if (!/^(GMT|UTC)[+-]/.test(v)) return v;
+      fallback ??= v;
+    }
+    return fallback;
   }
 
   private rawOffsetMs(at: number): number {
