@@ -595,9 +595,9 @@ suite("dashboard under bearer auth", () => {
     // "ended" comes only from the WebSocket's end frame: the bearer subprotocol was accepted.
     await page.locator('[data-testid="log-conn"][data-state="ended"]').waitFor({ timeout: 10_000 });
 
-    // The token survives a reload of the tab (sessionStorage); no second prompt.
+    // The token survives a reload of the tab (sessionStorage): the run page loads again without a prompt.
     await page.reload();
-    await page.locator('tr[data-job="hello"]').waitFor();
+    await page.locator(".ln", { hasText: "hello 5" }).waitFor();
     expect(await dialog.isVisible()).toBe(false);
     await context.close();
   }, 60_000);

@@ -50,7 +50,7 @@ export function Header({ section }: { section: string }) {
             Sign in
           </button>
         )}
-        {getToken() && !prompt.dismissed && (
+        {getToken() && !prompt.open && !prompt.dismissed && (
           <button
             type="button"
             class="link"
