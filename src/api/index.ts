@@ -1,16 +1,23 @@
 import websocket from "@fastify/websocket";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { Authenticator, installAuthGate } from "./auth/index.js";
 import type { ApiDeps } from "./deps.js";
 import { frameworkError, validatorCompiler, installEnumNormalizer, installErrorHandling, installJsonParser, installRequestLog } from "./hooks.js";
 import { WS_DEFAULT_HEARTBEAT_MS, WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 import { collectRoutes } from "./openapi.js";
 import { allRoutes } from "./routes/index.js";
+import { basePathRewriter, installBasePathGate } from "./security/basePath.js";
+import { installCors } from "./security/cors.js";
+import { applyServerTimeouts, serverOptions } from "./security/server.js";
 
 export type { ApiDeps, ReloadResult } from "./deps.js";
 export { ERROR_CATALOGUE, ERROR_CODES, ApiError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export { isUnixSocketRequest, markUnixSocketRequest, principal, triggeredBy } from "./principal.js";
 export type { Principal } from "./principal.js";
+export { Authenticator } from "./auth/index.js";
+export { applyServerTimeouts, httpTimeoutOptions } from "./security/server.js";
+export { exposureWarning, isLoopback } from "./security/exposure.js";
 export { WS_CLOSE_NOT_FOUND, WS_CLOSE_TOO_SLOW, WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 
 /** CONTRACT §4: request bodies over 1 MiB get 413. */
@@ -21,6 +28,11 @@ export interface ApiOptions {
   wsMaxBufferedBytes?: number;
   /** Ping interval of the log stream; a client that misses a pong is cut. Default 30 s. */
   wsHeartbeatMs?: number;
+  /**
+   * Authentication and RBAC (`auth.*`). The daemon passes its own, which it
+   * reconfigures on reload; without one it is built from `deps.daemonConfig()`.
+   */
+  auth?: Authenticator;
 }
 
 /**
@@ -29,13 +41,20 @@ export interface ApiOptions {
  * into the same instance (`app.routing`, `upgrade` forwarded to `app.server`).
  */
 export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+  const api = deps.daemonConfig().api;
+  const fastifyOptions: FastifyServerOptions & Record<string, unknown> = {
     bodyLimit: BODY_LIMIT,
     logger: false,
     frameworkErrors: frameworkError,
     // Job names are at most 64 characters; anything longer is answered 400 by the schema, not a router error.
     routerOptions: { maxParamLength: 1000 },
-  });
+    // TLS (api.tls) and the header/request timeouts (api.timeouts).
+    ...serverOptions(api),
+    // api.base_path is stripped before routing (TCP only; see security/basePath.ts).
+    rewriteUrl: basePathRewriter(api.basePath),
+  };
+  const app = Fastify(fastifyOptions) as unknown as FastifyInstance;
+  applyServerTimeouts(app.server, api.timeouts);
   // Responses are plain JSON: response schemas document them (and tests check them) but never drop a field.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setValidatorCompiler(validatorCompiler());
@@ -43,8 +62,12 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   installJsonParser(app);
   installRequestLog(app, deps.log);
   installEnumNormalizer(app);
+  // Order matters: CORS answers allowed preflights first, then the base path, then auth (all onRequest).
+  await installCors(app, api.cors);
+  installBasePathGate(app, api.basePath);
+  installAuthGate(app, options.auth ?? ownAuthenticator(app, deps));
   const docs = collectRoutes(app);
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: chooseSubprotocol } });
   await app.register(allRoutes, {
     deps,
     docs,
@@ -55,4 +78,26 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   });
   await app.ready();
   return app;
+}
+
+function ownAuthenticator(app: FastifyInstance, deps: ApiDeps): Authenticator {
+  const auth = new Authenticator(deps.log);
+  const r = auth.configure(deps.daemonConfig().auth);
+  if (!r.ok) throw new Error(r.error);
+  app.addHook("onClose", () => auth.close());
+  return auth;
+}
+
+/**
+ * The subprotocol the server answers with: a client must get one it offered,
+ * so a browser that offers only `bearer.<token>` gets that echoed; any other
+ * offered protocol is preferred, so the token need not travel back.
+ */
+function chooseSubprotocol(offered: Set<string>): string | false {
+  let first: string | false = false;
+  for (const p of offered) {
+    if (!p.startsWith("bearer.")) return p;
+    if (first === false) first = p;
+  }
+  return first;
 }

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { buildApi, markUnixSocketRequest } from "../api/index.js";
+import { applyServerTimeouts, Authenticator, buildApi, exposureWarning, httpTimeoutOptions, markUnixSocketRequest } from "../api/index.js";
 import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
 import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
 import { Engine } from "../engine/engine.js";
@@ -14,6 +14,7 @@ import { systemClock } from "../shared/clock.js";
 import type { Logger } from "../shared/logger.js";
 import { toError } from "../shared/toError.js";
 import { openStore, type Store } from "../store/index.js";
+import { openAuditLog } from "./audit.js";
 import { createDaemonLog, type DaemonLog } from "./logging.js";
 import { acquirePidLock, type PidLock } from "./pidLock.js";
 import { startupProblem } from "./preflight.js";
@@ -56,6 +57,7 @@ export class Daemon {
   private engine!: Engine;
   private notifier!: Notifier;
   private app: FastifyInstance | null = null;
+  private auth: Authenticator | null = null;
   private project!: ProjectConfig;
   private daemonConfig!: DaemonConfig;
   private readonly startedAt = Date.now();
@@ -100,6 +102,14 @@ export class Daemon {
 
     const lock: PidLock = acquirePidLock(join(paths.dataDir, "svcd.pid"), this.log);
     this.onUndo("pid lock", () => lock.release());
+    for (const w of daemonCfg.warnings) this.log.warn({ file: w.file, line: w.line, path: w.path }, formatIssue(w));
+
+    // A missing or empty token file refuses startup (on reload the old tokens stay).
+    const auth = new Authenticator(this.log);
+    const authReady = auth.configure(this.daemonConfig.auth);
+    if (!authReady.ok) throw new StartupError([authReady.error]);
+    this.auth = auth;
+    this.onUndo("auth", () => auth.close());
 
     const project = loadProject(paths.config);
     if (!project.ok) throw new StartupError(project.errors.map((i) => formatIssue(i)));
@@ -116,6 +126,9 @@ export class Daemon {
     const bus = new EventBus(this.log);
     const unsubscribe = this.store.logs.onFlushed((lines) => bus.emit("run:logs", { lines }));
     this.onUndo("log events", unsubscribe);
+    // Opened before the engine starts (recovered runs are transitions too) and closed after it stops.
+    const audit = openAuditLog(this.daemonConfig.log.auditLog, paths.dataDir, bus);
+    if (audit) this.onUndo("audit log", () => audit.close());
 
     this.notifier = createNotifier({ bus, store: this.store, getProject: () => this.project, log: this.log });
     this.notifier.start();
@@ -139,14 +152,14 @@ export class Daemon {
       paths: { config: paths.config, daemonConfig: paths.daemonConfig, database: dbPath, dataDir: paths.dataDir, webRoot: paths.webRoot },
       reload: () => this.reload(),
       stop: (opts) => void this.stop(opts),
-    });
+    }, { auth });
     this.onUndo("api", () => this.app?.close());
     await this.listen();
     this.scheduleRetention();
 
     this.log.info(
       { version: VERSION, config: paths.config, daemon_config: paths.daemonConfig, database: dbPath, address: this.address, pid: process.pid },
-      `svcd ${VERSION} started: ${this.project.jobs.size} jobs, API on http://${this.address}`,
+      `svcd ${VERSION} started: ${this.project.jobs.size} jobs, API on ${this.daemonConfig.api.tls.enabled ? "https" : "http"}://${this.address}${this.daemonConfig.api.basePath}/`,
     );
     if (summary.lost > 0 || summary.resumed > 0) this.log.info({ lost: summary.lost, resumed: summary.resumed }, "recovered runs");
     for (const { job, slot } of summary.next) {
@@ -162,6 +175,8 @@ export class Daemon {
     const addr = app.server.address() as AddressInfo;
     this.address = `${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
     const addrFile = join(this.paths.dataDir, "api.addr");
+    const exposed = exposureWarning(addr.address, this.address, this.daemonConfig);
+    if (exposed) this.log.warn({ address: this.address }, exposed);
     writeFileSync(`${addrFile}.tmp`, `${this.address}\n`, { mode: 0o600 });
     renameSync(`${addrFile}.tmp`, addrFile);
     this.onUndo("api.addr", () => rmSync(addrFile, { force: true }));
@@ -172,10 +187,12 @@ export class Daemon {
       return;
     }
     rmSync(sock, { force: true }); // a stale socket: we hold the lock, so it is not another daemon's
-    const unix: Server = createServer((req, res) => {
+    const timeouts = this.daemonConfig.api.timeouts;
+    const unix: Server = createServer(httpTimeoutOptions(timeouts), (req, res) => {
       markUnixSocketRequest(req);
       app.routing(req, res);
     });
+    applyServerTimeouts(unix, timeouts);
     unix.on("upgrade", (req, socket, head) => {
       markUnixSocketRequest(req);
       app.server.emit("upgrade", req, socket, head);
@@ -242,7 +259,14 @@ export class Daemon {
     if (restartOnly.length > 0) {
       this.log.warn({ sections: restartOnly }, `svcd.yaml: changes to ${restartOnly.join(", ")} take effect at the next restart`);
     }
-    this.daemonConfig = { ...this.daemonConfig, auth: next.auth, log: next.log };
+    // Auth swaps whole or not at all: an unusable token file keeps the previous tokens.
+    const authNow = this.auth?.configure(next.auth) ?? { ok: true };
+    if (!authNow.ok) this.log.error(`reload: ${authNow.error}; the previous auth settings stay in effect`);
+    const logRestart = ["format", "output", "file", "auditLog"].filter(
+      (k) => JSON.stringify(next.log[k as keyof DaemonConfig["log"]]) !== JSON.stringify(this.daemonConfig.log[k as keyof DaemonConfig["log"]]),
+    );
+    if (logRestart.length > 0) this.log.warn(`svcd.yaml: changes to log (other than log.level) take effect at the next restart`);
+    this.daemonConfig = { ...this.daemonConfig, auth: authNow.ok ? next.auth : this.daemonConfig.auth, log: next.log };
     (this.log as unknown as { level: string }).level = next.log.level;
   }
 

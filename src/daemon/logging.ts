@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Writable } from "node:stream";
 import { pino, type Logger as PinoLogger } from "pino";
-import pretty from "pino-pretty";
+import { prettyFactory } from "pino-pretty";
 import { createStream, type RotatingFileStream } from "rotating-file-stream";
 import type { DaemonConfig } from "../config/types.js";
 
@@ -43,15 +43,14 @@ export function createDaemonLog(cfg: DaemonConfig["log"], dataDir: string): Daem
   let file: RotatingFileStream | null = null;
   if (cfg.output === "file") {
     const path = cfg.file.path ?? join(dataDir, "svcd.log");
-    file = rotatingFile(path, cfg.file.maxSizeMb, cfg.file.maxBackups, cfg.file.compress, cfg.file.maxAgeDays);
+    file = rotatingFile(path, { maxSizeMb: cfg.file.maxSizeMb, maxBackups: cfg.file.maxBackups, compress: cfg.file.compress, maxAgeDays: cfg.file.maxAgeDays });
     destination = file;
   } else {
     destination = cfg.output === "stderr" ? process.stderr : process.stdout;
   }
-  const stream =
-    cfg.format === "json"
-      ? destination
-      : pretty({ destination, colorize: false, sync: true, singleLine: true, translateTime: "SYS:yyyy-mm-dd'T'HH:MM:ss.lo", ignore: "pid,hostname" });
+  // Text is formatted in the same synchronous write as JSON: pino-pretty's own
+  // stream is an asynchronous pipeline that loses lines still in flight at close.
+  const stream = cfg.format === "json" ? destination : textStream(destination);
   const logger = pino(
     {
       level: cfg.level,
@@ -72,18 +71,45 @@ export function createDaemonLog(cfg: DaemonConfig["log"], dataDir: string): Daem
   };
 }
 
-/** A size-rotated file: `svcd.log`, then `svcd.log.1(.gz)`, `svcd.log.2(.gz)`, ... */
-export function rotatingFile(path: string, maxSizeMb: number, maxBackups: number, compress: boolean, maxAgeDays = 0): RotatingFileStream {
+function textStream(destination: Writable): { write(line: string): void } {
+  const format = prettyFactory({ colorize: false, singleLine: true, translateTime: "SYS:yyyy-mm-dd'T'HH:MM:ss.lo", ignore: "pid,hostname" });
+  return { write: (line: string) => void destination.write(format(line)) };
+}
+
+export interface RotationOptions {
+  maxSizeMb: number;
+  /** Rotated copies kept; 0 keeps all. */
+  maxBackups: number;
+  compress: boolean;
+  /** Rotated copies older than this are deleted at each rotation; 0 keeps them. */
+  maxAgeDays?: number;
+}
+
+/**
+ * A size-rotated file, mode 0600. With `maxBackups` > 0 the copies are
+ * `svcd.log.1(.gz)` (newest) to `svcd.log.N(.gz)`, like logrotate; with 0
+ * every copy is kept under a timestamped name, `svcd.log.20261122T020233-1(.gz)`.
+ */
+export function rotatingFile(path: string, opts: RotationOptions): RotatingFileStream {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const stream = createStream(basename(path), {
+  const base = basename(path);
+  const common = {
     path: dirname(path),
-    size: `${Math.max(1, Math.round(maxSizeMb * 1024))}K`,
-    rotate: Math.max(1, maxBackups),
-    compress: compress ? "gzip" : false,
+    size: `${Math.max(1, Math.round(opts.maxSizeMb * 1024))}K`,
+    compress: opts.compress ? ("gzip" as const) : false,
     mode: 0o600,
-  });
+  };
+  const keepAll = (time: number | Date | null, index?: number): string => {
+    if (time === null) return base;
+    const stamp = new Date(time).toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+    return `${base}.${stamp}-${index ?? 1}${opts.compress ? ".gz" : ""}`;
+  };
+  const stream = opts.maxBackups > 0 ? createStream(base, { ...common, rotate: opts.maxBackups }) : createStream(keepAll, common);
+  const maxAgeDays = opts.maxAgeDays ?? 0;
   if (maxAgeDays > 0) {
-    stream.on("rotated", () => pruneOlderThan(path, maxAgeDays * 86_400_000));
+    const prune = () => pruneOlderThan(path, maxAgeDays * 86_400_000);
+    prune();
+    stream.on("rotated", prune);
   }
   stream.on("error", (e) => process.stderr.write(`svcd: log file ${path}: ${e.message}\n`));
   return stream;

@@ -21,20 +21,21 @@ export async function clientFor(cmd: Command, ctx: CliContext): Promise<DaemonCl
   const globals = clientGlobals(cmd);
   const target = resolveTarget(ctx, globals);
   if (target.kind === "http" && target.source === "api.addr" && target.projectFile !== null) {
-    // api.addr holds host:port only; the API sits under api.base_path when svcd.yaml sets one.
-    const base = await basePath(ctx, target.projectFile, globals.daemonConfig);
-    if (base !== "") target.url.pathname = `${base}/`;
+    // api.addr holds host:port only: the scheme (api.tls.enabled) and api.base_path come from svcd.yaml.
+    const d = await daemonAddressing(ctx, target.projectFile, globals.daemonConfig);
+    if (d.tls && target.url.protocol === "http:") target.url.protocol = "https:";
+    if (d.basePath !== "") target.url.pathname = `${d.basePath}/`;
   }
   return new DaemonClient(target, timeoutFromEnv(ctx.env));
 }
 
-/** `api.base_path` of svcd.yaml ("" without one, or when it does not load). */
-export async function basePath(ctx: CliContext, projectFile: string, daemonConfigFlag: string | undefined): Promise<string> {
+/** `api.base_path` and `api.tls.enabled` of svcd.yaml ("" and false without one, or when it does not load). */
+export async function daemonAddressing(ctx: CliContext, projectFile: string, daemonConfigFlag: string | undefined): Promise<{ basePath: string; tls: boolean }> {
   const { findDaemonConfig, loadDaemonConfig } = await import("../../config/index.js");
   const file = findDaemonConfig(projectFile, daemonConfigFlag, ctx.cwd);
-  if (file === null) return "";
+  if (file === null) return { basePath: "", tls: false };
   const cfg = loadDaemonConfig(file, ctx.env);
-  return cfg.ok ? cfg.value.api.basePath : "";
+  return cfg.ok ? { basePath: cfg.value.api.basePath, tls: cfg.value.api.tls.enabled } : { basePath: "", tls: false };
 }
 
 export function clientGlobals(cmd: Command): ClientGlobals {

@@ -1,0 +1,157 @@
+import type { DaemonConfig } from "../../config/types.js";
+import type { Logger } from "../../shared/logger.js";
+import type { Principal } from "../principal.js";
+import { BasicVerifier } from "./basic.js";
+import { BcryptWorker } from "./bcryptWorker.js";
+import { presentedCredentials, type Presented } from "./credentials.js";
+import { FailureLimiter, type LimiterOptions, DEFAULT_LIMITS } from "./failureLimiter.js";
+import { compileRbac, roleAllows, type CompiledRbac } from "./rbac.js";
+import { digest, sameDigest, tokenLabel } from "./secrets.js";
+import { readTokenFile } from "./tokenFile.js";
+
+export type AuthConfig = DaemonConfig["auth"];
+
+export interface AuthRequest {
+  headers: import("node:http").IncomingHttpHeaders;
+  /** A WebSocket upgrade (the `bearer.<token>` subprotocol counts). */
+  isUpgrade: boolean;
+  /** The client address, for the failure limit and logs. */
+  client: string;
+}
+
+export type AuthResult =
+  | { ok: true; principal: Principal }
+  /** `challenge` is the WWW-Authenticate value; `message` never quotes a credential. */
+  | { ok: false; challenge: string; message: string; retryAfterS?: number };
+
+interface TokenEntry {
+  digest: Buffer;
+  role: string;
+  label: string;
+}
+
+interface Snapshot {
+  type: AuthConfig["type"];
+  tokens: TokenEntry[];
+  rbac: CompiledRbac;
+}
+
+const REALM = 'realm="svc"';
+
+/**
+ * Who a TCP request is (SPEC "Authentication", CONTRACT §5) and what its
+ * role may do. `configure` swaps the whole state at once, so a request sees
+ * either the old settings or the new ones; when the new ones cannot be used
+ * (a missing or empty token file) it returns the error and keeps the old.
+ */
+export class Authenticator {
+  private state: Snapshot = { type: "none", tokens: [], rbac: compileRbac({}) };
+  private readonly bcrypt = new BcryptWorker();
+  private readonly basic: BasicVerifier;
+
+  constructor(
+    private readonly log: Logger,
+    limits: LimiterOptions = DEFAULT_LIMITS,
+  ) {
+    this.basic = new BasicVerifier(this.bcrypt, new FailureLimiter(limits));
+  }
+
+  get type(): AuthConfig["type"] {
+    return this.state.type;
+  }
+
+  configure(cfg: AuthConfig): { ok: true } | { ok: false; error: string } {
+    const warnings: string[] = [];
+    const tokens: TokenEntry[] = [];
+    if (cfg.type === "bearer") {
+      if (cfg.bearer.tokenFile !== null) {
+        const file = readTokenFile(cfg.bearer.tokenFile);
+        if (!file.ok) return { ok: false, error: file.error };
+        warnings.push(...file.warnings);
+        for (const t of file.tokens) tokens.push({ digest: digest(t.token), role: t.role, label: tokenLabel(t.token) });
+      }
+      // The inline token (role admin): the config loader warns that the file form is preferred.
+      if (cfg.bearer.token !== null) {
+        tokens.push({ digest: digest(cfg.bearer.token), role: "admin", label: tokenLabel(cfg.bearer.token) });
+      }
+      if (tokens.length === 0) return { ok: false, error: "auth.type bearer: no token is configured (auth.bearer.token_file or auth.bearer.token)" };
+    }
+    const rbac = compileRbac(cfg.rbac);
+    warnings.push(...rbac.warnings);
+    const roles = cfg.type === "bearer" ? tokens.map((t) => ({ who: t.label, role: t.role })) : cfg.type === "basic" ? cfg.basic.users.map((u) => ({ who: `user ${u.username}`, role: u.role })) : [];
+    for (const { who, role } of roles) {
+      if (!rbac.roles.has(role)) warnings.push(`${who} has role "${role}", which auth.rbac does not define: it gets 403 on every route`);
+    }
+    if (cfg.type === "basic") this.basic.setUsers(cfg.basic.users);
+    this.state = { type: cfg.type, tokens, rbac };
+    for (const w of warnings) this.log.warn(w);
+    return { ok: true };
+  }
+
+  /** The principal of a request, or why it is refused. Only for `bearer` and `basic`. */
+  async authenticate(req: AuthRequest): Promise<AuthResult> {
+    const state = this.state;
+    const presented = presentedCredentials(req.headers, req.isUpgrade && state.type === "bearer");
+    if (state.type === "bearer") return this.bearer(state, presented, req);
+    if (state.type === "basic") return this.basicAuth(presented, req);
+    return { ok: false, challenge: `Bearer ${REALM}`, message: `auth.type ${state.type} is not supported` };
+  }
+
+  /** Whether `role` may call `method` on the path `segments` (auth.rbac). */
+  allows(role: string, method: string, segments: readonly string[]): boolean {
+    return roleAllows(this.state.rbac, role, method, segments);
+  }
+
+  hasRole(role: string): boolean {
+    return this.state.rbac.roles.has(role);
+  }
+
+  close(): Promise<void> {
+    return this.bcrypt.close();
+  }
+
+  private bearer(state: Snapshot, p: Presented, req: AuthRequest): AuthResult {
+    const challenge = `Bearer ${REALM}`;
+    if (p.kind === "none") return { ok: false, challenge, message: "authentication required: send Authorization: Bearer <token>" };
+    if (p.kind === "malformed") return { ok: false, challenge: `${challenge}, error="invalid_request"`, message: `malformed credentials: ${p.why}` };
+    if (p.kind !== "bearer") {
+      const scheme = p.kind === "basic" ? "Basic" : p.scheme;
+      return { ok: false, challenge, message: `this daemon takes bearer tokens (auth.type bearer), not ${scheme} credentials` };
+    }
+    const given = digest(p.token);
+    // Every token is compared, whichever matches: the time does not depend on which one (or none) did.
+    let found: TokenEntry | null = null;
+    for (const t of state.tokens) if (sameDigest(t.digest, given) && found === null) found = t;
+    if (!found) {
+      this.log.debug({ client: req.client }, "authentication failed: unknown bearer token");
+      return { ok: false, challenge: `${challenge}, error="invalid_token"`, message: "invalid bearer token" };
+    }
+    return { ok: true, principal: { name: found.label, role: found.role, transport: "tcp" } };
+  }
+
+  private async basicAuth(p: Presented, req: AuthRequest): Promise<AuthResult> {
+    const challenge = `Basic ${REALM}, charset="UTF-8"`;
+    if (p.kind === "none") return { ok: false, challenge, message: "authentication required: send HTTP Basic credentials" };
+    if (p.kind === "malformed") return { ok: false, challenge, message: `malformed credentials: ${p.why}` };
+    if (p.kind !== "basic") {
+      const scheme = p.kind === "bearer" ? "Bearer" : p.scheme;
+      return { ok: false, challenge, message: `this daemon takes HTTP Basic credentials (auth.type basic), not ${scheme}` };
+    }
+    const r = await this.basic.verify(p.username, p.password, req.client);
+    if (r.ok) return { ok: true, principal: { name: r.user.username, role: r.user.role, transport: "tcp" } };
+    if (r.why === "wrong") {
+      if (r.limitReached) {
+        this.log.warn({ client: req.client }, `too many failed sign-ins from ${req.client}: its password checks are refused for a while`);
+      } else {
+        this.log.debug({ client: req.client }, "authentication failed: wrong username or password");
+      }
+      return { ok: false, challenge, message: "invalid username or password" };
+    }
+    const retryAfterS = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
+    const message =
+      r.why === "throttled"
+        ? `too many failed sign-ins from ${req.client}: try again in ${retryAfterS} s`
+        : "too many sign-ins are being checked right now: try again in a moment";
+    return { ok: false, challenge, message, retryAfterS };
+  }
+}

@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { ApiError } from "../errors.js";
+import { pathOf, sendError } from "../hooks.js";
+import { isUnixSocketRequest } from "../principal.js";
+import type { Authenticator } from "./authenticator.js";
+import { splitPath } from "./rbac.js";
+
+/**
+ * The auth middleware (CONTRACT §5): one onRequest hook in front of every
+ * route, WebSocket upgrades included, before any body is read. Exempt: the
+ * Unix socket (its peers are admin) and the dashboard's static files
+ * (`GET /`, `GET /assets/*`), so the page can load and ask for a token.
+ * A request that authenticates gets `request.principal`; its role is then
+ * checked against `auth.rbac` on the route as the router matched it.
+ */
+export function installAuthGate(app: FastifyInstance, auth: Authenticator): void {
+  app.addHook("onRequest", async (request, reply) => {
+    if (auth.type === "none" || isUnixSocketRequest(request)) return;
+    const method = request.method;
+    const path = pathOf(request);
+    if ((method === "GET" || method === "HEAD") && (path === "/" || path.startsWith("/assets/"))) return;
+
+    const r = await auth.authenticate({ headers: request.headers, isUpgrade: isUpgrade(request), client: request.ip });
+    if (!r.ok) {
+      reply.header("WWW-Authenticate", r.challenge);
+      if (r.retryAfterS !== undefined) reply.header("Retry-After", String(r.retryAfterS));
+      return sendError(reply, new ApiError("unauthorized", r.message));
+    }
+    request.principal = r.principal;
+    const { role } = r.principal;
+    if (!auth.allows(role, method, routeSegments(request))) {
+      const why = auth.hasRole(role) ? `role "${role}" may not ${method} ${path}` : `role "${role}" is not defined in auth.rbac, so it may not use any route`;
+      return sendError(reply, new ApiError("forbidden", `${why} (auth.rbac)`));
+    }
+  });
+}
+
+function isUpgrade(request: FastifyRequest): boolean {
+  const h = request.headers.upgrade;
+  return typeof h === "string" && h.toLowerCase() === "websocket";
+}
+
+/**
+ * The path as the router understood it: the matched route's template with
+ * each parameter as one segment (so `%2F` in a job name cannot add a
+ * segment), or, when no route matched, the percent-decoded request path.
+ */
+export function routeSegments(request: FastifyRequest): string[] {
+  const template = request.routeOptions.url;
+  const params = (request.params ?? {}) as Record<string, string | undefined>;
+  if (template !== undefined) {
+    const out: string[] = [];
+    for (const seg of splitPath(template)) {
+      if (seg === "*") out.push(...(params["*"] ?? "").split("/"));
+      else if (/^:[A-Za-z0-9_]+$/.test(seg)) out.push(params[seg.slice(1)] ?? "");
+      else if (seg.includes(":") || seg.includes("*")) return decodedSegments(pathOf(request));
+      else out.push(seg);
+    }
+    return out;
+  }
+  return decodedSegments(pathOf(request));
+}
+
+function decodedSegments(path: string): string[] {
+  return splitPath(path).map((s) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  });
+}

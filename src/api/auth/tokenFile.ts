@@ -1,0 +1,62 @@
+import { readFileSync, statSync } from "node:fs";
+import type { BearerToken } from "../../config/types.js";
+
+export type TokenFileResult = { ok: true; tokens: BearerToken[]; warnings: string[] } | { ok: false; error: string };
+
+/** Visible ASCII an Authorization header carries as is (RFC 7230 tchar plus RFC 6750's `/` and `=`). */
+const TOKEN = /^[A-Za-z0-9!#$%&'*+\-.^_`|~/=]+$/;
+const ROLE = /^[A-Za-z0-9_.:-]+$/;
+
+/**
+ * `auth.bearer.token_file` (CONTRACT §5): one `<token>` or `<token> <role>`
+ * per line, blank lines and `#` comments ignored, role `admin` by default.
+ * A missing, unreadable or empty file, or a line that is neither form, is an
+ * error naming the file (and line), never the token.
+ */
+export function readTokenFile(path: string): TokenFileResult {
+  let text: string;
+  try {
+    if (!statSync(path).isFile()) return { ok: false, error: `auth.bearer.token_file: ${path} is not a file` };
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? "error"})`;
+    return { ok: false, error: `auth.bearer.token_file: ${path} ${why}` };
+  }
+  const parsed = parseTokenFile(text, path);
+  if (!parsed.ok) return parsed;
+  const warnings = [...parsed.warnings];
+  const mode = modeOf(path);
+  if (mode !== null && (mode & 0o077) !== 0) {
+    warnings.push(`auth.bearer.token_file: ${path} is readable by other users (mode ${mode.toString(8).padStart(4, "0")}); chmod 600 it`);
+  }
+  return { ok: true, tokens: parsed.tokens, warnings };
+}
+
+export function parseTokenFile(text: string, path: string): TokenFileResult {
+  const tokens: BearerToken[] = [];
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const fields = line.split(/\s+/);
+    const where = `auth.bearer.token_file: ${path}:${i + 1}`;
+    if (fields.length > 2) return { ok: false, error: `${where}: expected "<token>" or "<token> <role>", found ${fields.length} fields` };
+    const [token, role = "admin"] = fields as [string, string?];
+    if (!TOKEN.test(token)) {
+      return { ok: false, error: `${where}: the token has characters an Authorization header cannot carry (use letters, digits and -._~; e.g. openssl rand -hex 32)` };
+    }
+    if (!ROLE.test(role)) return { ok: false, error: `${where}: "${role}" is not a role name` };
+    tokens.push({ token, role });
+  }
+  if (tokens.length === 0) return { ok: false, error: `auth.bearer.token_file: ${path} contains no token (one token per line, optionally followed by a role)` };
+  return { ok: true, tokens, warnings: [] };
+}
+
+function modeOf(path: string): number | null {
+  try {
+    return statSync(path).mode & 0o777;
+  } catch {
+    return null;
+  }
+}
