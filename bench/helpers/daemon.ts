@@ -11,7 +11,9 @@ import { join, resolve } from "node:path";
 import { sleep } from "./stats.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
-export const BUILD_DIR = join(ROOT, "node_modules", ".cache", "svc-bench");
+/** SVC_BENCH_BUILD names another build directory, compiled beforehand (A/B runs of a fix); it is then used as is. */
+const ALT_BUILD = process.env.SVC_BENCH_BUILD;
+export const BUILD_DIR = join(ROOT, "node_modules", ".cache", ALT_BUILD ?? "svc-bench");
 const ENTRY = join(BUILD_DIR, "svcd.mjs");
 
 let built = false;
@@ -19,6 +21,11 @@ let built = false;
 /** Compiles src/ with tsc (incremental) into BUILD_DIR/dist; once per process. */
 export function ensureBuild(): string {
   if (built) return ENTRY;
+  if (ALT_BUILD) {
+    if (!existsSync(join(BUILD_DIR, "dist", "cli", "main.js"))) throw new Error(`SVC_BENCH_BUILD=${ALT_BUILD}: ${BUILD_DIR} has no build`);
+    built = true;
+    return ENTRY;
+  }
   mkdirSync(BUILD_DIR, { recursive: true });
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
   try {

@@ -11,9 +11,13 @@ import { pct, median } from "./stats.js";
 
 export interface TickCost {
   jobs: number;
-  /** engine.tick() wall time, ms. */
+  /** engine.tick() wall time in the round with the lowest p99, ms. */
   tickMedianMs: number;
   tickP99Ms: number;
+  /** p99 of each of the 3 rounds, ms. */
+  roundP99Ms: number[];
+  /** Process CPU time per tick (median of rounds), µs. */
+  cpuUsPerTick: number;
   /** plan() alone over the same number of entries, ms. */
   planMedianMs: number;
   planP99Ms: number;
@@ -34,15 +38,31 @@ export async function tickCost(jobs: number): Promise<TickCost> {
   const rig = await engineRig(svcYaml(jobs, "", new Date(now)), "", clock);
   const startMs = performance.now() - t0 - rig.loadMs;
   try {
-    // Enough ticks for a stable p99 without spending more than ~2 s per size.
+    // Enough ticks for a stable p99 without spending more than ~2 s per size,
+    // in 3 rounds: on a shared machine a round can be hit by other processes
+    // taking the CPU; the round with the lowest p99 is the figure, all are reported.
     const ticks = Math.max(200, Math.min(3_000, Math.round(2_000_000 / jobs)));
-    const tickTimes: number[] = [];
-    for (let i = 0; i < ticks + 20; i++) {
-      clock.at += 1_000; // a tick per virtual second; every slot is hours away
-      const t = performance.now();
+    const rounds: number[][] = [];
+    const cpuUs: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      clock.at += 1_000; // the first ticks warm the JIT
       rig.engine.tick();
-      if (i >= 20) tickTimes.push(performance.now() - t); // the first ticks warm the JIT
     }
+    for (let r = 0; r < 3; r++) {
+      const times: number[] = [];
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < ticks; i++) {
+        clock.at += 1_000; // a tick per virtual second; every slot is hours away
+        const t = performance.now();
+        rig.engine.tick();
+        times.push(performance.now() - t);
+      }
+      const c = process.cpuUsage(c0);
+      cpuUs.push((c.user + c.system) / ticks);
+      rounds.push(times);
+    }
+    const p99s = rounds.map((t) => pct(t, 99));
+    const best = rounds[p99s.indexOf(Math.min(...p99s))]!;
     // plan() alone, over entries shaped like the scheduler's table.
     const entries = Array.from({ length: Math.round(jobs * 0.8) }, (_, i) => ({
       job: `job-${i}`,
@@ -58,8 +78,10 @@ export async function tickCost(jobs: number): Promise<TickCost> {
     }
     const cost: TickCost = {
       jobs,
-      tickMedianMs: median(tickTimes),
-      tickP99Ms: pct(tickTimes, 99),
+      tickMedianMs: median(best),
+      tickP99Ms: pct(best, 99),
+      roundP99Ms: p99s,
+      cpuUsPerTick: median(cpuUs),
       planMedianMs: median(planTimes),
       planP99Ms: pct(planTimes, 99),
       ticks,
