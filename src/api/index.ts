@@ -62,12 +62,13 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   installJsonParser(app);
   installRequestLog(app, deps.log);
   installEnumNormalizer(app);
-  // Order matters: CORS answers allowed preflights first, then the base path, then auth (all onRequest).
+  // Order matters (onRequest hooks run in this order): the WebSocket plugin marks upgrades (and
+  // closes the socket after a refusal), CORS answers allowed preflights, then the base path, then auth.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: chooseSubprotocol } });
   await installCors(app, api.cors);
   installBasePathGate(app, api.basePath);
   installAuthGate(app, options.auth ?? ownAuthenticator(app, deps));
   const docs = collectRoutes(app);
-  await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: chooseSubprotocol } });
   await app.register(allRoutes, {
     deps,
     docs,
