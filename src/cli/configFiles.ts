@@ -2,6 +2,10 @@
  * The offline commands' access to the config files: discovery per
  * CONTRACT §1, loading both files, and printing their issues the way
  * `svc validate` does.
+ *
+ * Commands import this module inside their actions (`await import`), so that
+ * the config loader (~25 modules, ~30 ms to load here) is loaded only by the
+ * commands that read the files, not by `svc status` or `svc --version`.
  */
 import { isAbsolute, relative } from "node:path";
 import {
@@ -13,6 +17,9 @@ import {
   loadProject,
 } from "../config/index.js";
 import type { ConfigIssue, DaemonConfig, LoadResult, ProjectConfig } from "../config/types.js";
+
+export { daemonView, effectiveView, formatIssue, frequencyLabel, scheduleLabel } from "../config/index.js";
+export { yaml } from "../config/yamlSource.js";
 import type { CliContext, GlobalOptions } from "./context.js";
 import { CliError, printError } from "./output.js";
 

@@ -5,10 +5,7 @@
  * prints `{"config", "daemon"}`, the shape of `GET /api/config`.
  */
 import type { Command } from "commander";
-import { daemonView, effectiveView } from "../../config/index.js";
-import { yaml } from "../../config/yamlSource.js";
 import { globalsOf, type CliContext } from "../context.js";
-import { failWithIssues, loadBoth, shownPath } from "../configFiles.js";
 import { printJson, printLine } from "../output.js";
 
 export function register(program: Command, ctx: CliContext): void {
@@ -17,11 +14,14 @@ export function register(program: Command, ctx: CliContext): void {
     .command("show")
     .description("print the effective config: every default applied, secrets shown as ***")
     .option("--json", 'print {"config", "daemon"} as JSON')
-    .action((opts: { json?: boolean }, cmd: Command) => {
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const { daemonView, effectiveView, failWithIssues, loadBoth, shownPath, yaml } = await import("../configFiles.js");
       const files = loadBoth(ctx, globalsOf(cmd));
-      const errors = [...(files.project.ok ? [] : files.project.errors), ...(files.daemon.ok ? [] : files.daemon.errors)];
-      if (!files.project.ok || !files.daemon.ok) failWithIssues(ctx, errors);
-      const view = { config: effectiveView(files.project.value, { redact: true }), daemon: daemonView(files.daemon.value) };
+      const { project, daemon } = files;
+      if (!project.ok || !daemon.ok) {
+        return failWithIssues(ctx, [...(project.ok ? [] : project.errors), ...(daemon.ok ? [] : daemon.errors)]);
+      }
+      const view = { config: effectiveView(project.value, { redact: true }), daemon: daemonView(daemon.value) };
       if (opts.json) {
         printJson(ctx.output, view);
         return;

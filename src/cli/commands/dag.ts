@@ -1,9 +1,6 @@
 /** `svc dag [--json]`: the dependency graph as a tree, or CONTRACT §4's JSON shape. */
 import type { Command } from "commander";
-import { frequencyLabel, scheduleLabel } from "../../config/index.js";
-import { dagJson, renderDagTree } from "../../graph/index.js";
 import { globalsOf, type CliContext } from "../context.js";
-import { requireProject } from "../configFiles.js";
 import { printJson, printLine } from "../output.js";
 
 export function register(program: Command, ctx: CliContext): void {
@@ -11,7 +8,9 @@ export function register(program: Command, ctx: CliContext): void {
     .command("dag")
     .description("print the dependency graph (upstream jobs above their downstreams)")
     .option("--json", 'print {"nodes", "edges", "order"}')
-    .action((opts: { json?: boolean }, cmd: Command) => {
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const { frequencyLabel, requireProject, scheduleLabel } = await import("../configFiles.js");
+      const { dagJson, renderDagTree } = await import("../../graph/index.js");
       const project = requireProject(ctx, globalsOf(cmd));
       const job = (name: string) => project.jobs.get(name)!;
       if (opts.json) {

@@ -5,7 +5,6 @@
  */
 import type { Command } from "commander";
 import { globalsOf, type CliContext } from "../context.js";
-import { requireProject } from "../configFiles.js";
 import { CliError, printJson, printLine, UsageError } from "../output.js";
 
 const MAX_COUNT = 1000;
@@ -21,11 +20,12 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (name: string, opts: { count: string; from?: string; json?: boolean }, cmd: Command) => {
       const count = parseCount(opts.count);
       const from = opts.from === undefined ? Date.now() : parseInstant(opts.from);
+      const { requireProject } = await import("../configFiles.js");
       const project = requireProject(ctx, globalsOf(cmd));
       const job = project.jobs.get(name);
       if (!job) throw new CliError(`unknown job "${name}" (svc dag lists the jobs)`);
 
-      // Loaded here: the schedule code pulls in luxon, which the other commands do not need.
+      // Loaded on use: the schedule code pulls in luxon (262 KB), which other commands do not need.
       const { nextRuns } = await import("../../schedule/nextRun.js");
       const runs = nextRuns(job.schedule, from, count);
       if (opts.json) {

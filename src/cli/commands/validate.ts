@@ -4,10 +4,9 @@
  * any error, and with --strict on any warning too.
  */
 import type { Command } from "commander";
-import { formatIssue } from "../../config/index.js";
 import type { ConfigIssue } from "../../config/types.js";
 import { globalsOf, type CliContext } from "../context.js";
-import { loadBoth, shownPath } from "../configFiles.js";
+import type { LoadedFiles } from "../configFiles.js";
 import { CliError, EXIT_FAILURE, printError, printJson, printLine } from "../output.js";
 
 export function register(program: Command, ctx: CliContext): void {
@@ -16,8 +15,9 @@ export function register(program: Command, ctx: CliContext): void {
     .description("check svc.yaml and svcd.yaml (works without a running daemon)")
     .option("--strict", "also report warnings (missing descriptions, inline bearer token, * CORS origin) and fail on them")
     .option("--json", 'print {"valid", "errors", "warnings"}')
-    .action((opts: { strict?: boolean; json?: boolean }, cmd: Command) => {
-      let files: ReturnType<typeof loadBoth>;
+    .action(async (opts: { strict?: boolean; json?: boolean }, cmd: Command) => {
+      const { formatIssue, loadBoth, shownPath } = await import("../configFiles.js");
+      let files: LoadedFiles;
       try {
         files = loadBoth(ctx, globalsOf(cmd));
       } catch (e) {
