@@ -11,7 +11,7 @@ import { connect, type TLSSocket } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { project, runDaemonOnce, startDaemon, type DaemonProc } from "../helpers/daemonKit.js";
+import { project, runDaemonOnce, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
 import { runSvc } from "./helpers/cli.js";
 import { bearer, call, makeCerts, target, wsOpen, type Certs, type Target } from "./helpers/security.js";
 
@@ -90,7 +90,7 @@ auth:
 
   it("writes host:port to api.addr and serves HTTPS with TLS 1.3", async () => {
     expect(d.addr).toMatch(/^127\.0\.0\.1:\d+$/);
-    expect(d.output()).toContain(`API on https://${d.addr}/`);
+    await until("the started line", () => d.output().includes(`API on https://${d.addr}/`));
     expect(await handshake(t, tls())).toBe("TLSv1.3");
     const r = await call(t, "GET", "/api/status", { tls: tls(), headers: { authorization: bearer(TOKEN) } });
     expect(r.status).toBe(200);
@@ -184,7 +184,7 @@ describe("TLS 1.2 minimum with mutual TLS (api.tls.client_ca)", () => {
     for (const maxVersion of ["TLSv1.2", "TLSv1.3"] as const) {
       // 1.2: "alert handshake failure"; 1.3: "tlsv13 alert certificate required".
       expect(await handshake(t, { ca, maxVersion }), `no certificate, ${maxVersion}`).toMatch(/^error: .*alert (handshake failure|certificate required)/);
-      expect(await handshake(t, { ...stranger, maxVersion }), `stranger's certificate, ${maxVersion}`).toMatch(/^error: .*alert/);
+      expect(await handshake(t, { ...stranger, maxVersion }), `stranger's certificate, ${maxVersion}`).toMatch(/^error: .*(alert|disconnected before secure TLS connection)/);
     }
     await expect(call(t, "GET", "/api/status", { tls: { ca } })).rejects.toThrow();
   });
