@@ -57,7 +57,8 @@ export function parseDaemonText(
     const parsed = parseYamlText(text);
     if (!parsed.ok) return { ok: false, errors: finalize(parsed.issues, shown, null), warnings: [] };
     const issues = new IssueList();
-    issues.errors.push(...schemaIssues("svcd", parsed.value));
+    // An empty file (or none) is all defaults: nothing for the schema to check.
+    if (parsed.value !== null && parsed.value !== undefined) issues.errors.push(...schemaIssues("svcd", parsed.value));
     const config = buildDaemon(asDict(parsed.value), abs, env, issues);
     if (issues.errors.length === 0 && issues.warnings.length === 0) return { ok: true, value: deepFreeze(config), warnings: [] };
     const locate = parsed.locator();
