@@ -239,16 +239,17 @@ export class Daemon {
   private scheduleRetention(): void {
     const { maxAgeMs, maxRunsPerJob } = this.daemonConfig.storage.retention;
     if (maxAgeMs === null && maxRunsPerJob === null) return;
-    const run = () => {
+    // vacuumAsync deletes in batches and yields between them, so a big prune never stalls the tick.
+    const run = async () => {
       try {
-        const r = this.store.vacuum({ maxAgeMs, maxRunsPerJob }, Date.now());
+        const r = await this.store.vacuumAsync({ maxAgeMs, maxRunsPerJob }, Date.now());
         this.log.info({ ...r }, `retention: pruned ${r.runsByAge} runs by age and ${r.runsByCap} by the per-job cap`);
       } catch (e) {
         this.log.error({ err: toError(e) }, "retention failed");
       }
-      this.retentionTimer = setTimeout(run, RETENTION_EVERY_MS).unref();
+      if (!this.stopping) this.retentionTimer = setTimeout(() => void run(), RETENTION_EVERY_MS).unref();
     };
-    this.retentionTimer = setTimeout(run, RETENTION_FIRST_DELAY_MS).unref();
+    this.retentionTimer = setTimeout(() => void run(), RETENTION_FIRST_DELAY_MS).unref();
     this.onUndo("retention", () => this.retentionTimer && clearTimeout(this.retentionTimer));
   }
 
