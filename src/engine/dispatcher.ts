@@ -117,8 +117,9 @@ export class Dispatcher {
 
   /** Ends a waiting run without starting it. */
   private drop(run: RunRecord, to: "SKIPPED" | "FAILED", error: string): void {
-    this.ctx.waiting.delete(run.id);
     setStatus(this.ctx, run, to, { error, finished_at: nowIso(this.ctx) });
+    // Only once recorded: a write that failed (locked or full database) leaves it queued for a later pass.
+    this.ctx.waiting.delete(run.id);
   }
 
   /** Stops a RUNNING or RETRYING run for good (cancel, replace, pipeline stop). */
@@ -135,7 +136,7 @@ export class Dispatcher {
 
   private start(run: RunRecord, job: JobConfig): void {
     const { ctx } = this;
-    ctx.waiting.delete(run.id);
+    const queued = ctx.waiting.get(run.id);
     const attemptNo = run.status === "RETRYING" ? run.attempt + 1 : run.attempt;
     const spec = prepareSpawn(ctx, run, job, attemptNo);
     if ("error" in spec) {
@@ -146,56 +147,102 @@ export class Dispatcher {
         finished_at: nowIso(ctx),
         duration_ms: 0,
       });
+      ctx.waiting.delete(run.id);
       ctx.store.logs.append(run.id, "stderr", `svc: ${spec.error}`, nowIso(ctx));
       ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at });
       afterFailure(ctx, this, failed, job, false);
       return;
     }
-    ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, nowIso(ctx));
     const attempt = new Attempt(
       { store: ctx.store, clock: ctx.clock, log: ctx.log, killGraceMs: ctx.daemon.executor.killGraceMs, shell: ctx.daemon.executor.shell },
       { ...run, attempt: attemptNo },
       job,
       spec,
     );
+    ctx.waiting.delete(run.id);
     ctx.attempts.set(run.id, attempt);
-    const running = setStatus(ctx, run, "RUNNING", {
-      attempt: attemptNo,
-      started_at: run.started_at ?? nowIso(ctx),
-      pid: attempt.pid,
-      pid_start: attempt.pidStart,
-      next_attempt_at: null,
-      error: null,
-      exit_code: null,
-    });
+    let running: RunRecord;
+    try {
+      running = setStatus(ctx, run, "RUNNING", {
+        attempt: attemptNo,
+        started_at: run.started_at ?? nowIso(ctx),
+        pid: attempt.pid,
+        pid_start: attempt.pidStart,
+        next_attempt_at: null,
+        error: null,
+        exit_code: null,
+      });
+    } catch (e) {
+      // The database refused the start (locked, full): a process it does not know about must not
+      // run. It is killed at once (before it printed anything) and holds its pool slot until it is
+      // gone; then the run, still PENDING or RETRYING in the database, is queued again.
+      attempt.kill("its start could not be recorded");
+      void attempt.done.then(() => {
+        ctx.attempts.delete(run.id);
+        if (queued) ctx.waiting.set(run.id, queued);
+      });
+      throw e;
+    }
+    void attempt.done.then((result) => this.ended(running, job, result, ctx.clock.now()));
+    // Appended in the same turn as the spawn, so before any line of the process.
+    ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, nowIso(ctx));
     ctx.store.jobState.upsert(job.name, { lock_pid: attempt.pid });
-    void attempt.done.then((result) => this.ended(running, job, result));
   }
 
-  private ended(run: RunRecord, job: JobConfig, result: AttemptResult): void {
+  /**
+   * Records how an attempt ended, in one transaction: either all of it (status, job state,
+   * retry or policy, downstream runs) or nothing. When the database refuses the write (locked
+   * past busy_timeout, disk full) the attempt keeps its pool slot and the write is tried again
+   * every second: the run must never stay RUNNING in the database with nobody watching it.
+   */
+  private ended(run: RunRecord, job: JobConfig, result: AttemptResult, finishedAt: number, failures = 0): void {
     const { ctx } = this;
+    // Runs the outcome makes ready start after the commit, in the pump below.
+    this.pumping = true;
     try {
-      ctx.attempts.delete(run.id);
-      const current = ctx.store.runs.get(run.id) ?? run;
-      const finishedAt = ctx.clock.now();
-      const patch = {
-        exit_code: result.exitCode,
-        hc_status: result.hc,
-        finished_at: new Date(finishedAt).toISOString(),
-        duration_ms: finishedAt - Date.parse(current.started_at ?? new Date(finishedAt).toISOString()),
-        pid: null,
-      };
-      ctx.store.jobState.upsert(job.name, { lock_pid: null });
-      if (result.ok) {
-        succeed(ctx, this, current, job, { ...patch, error: result.hc === "warn" ? result.error : null }, result.hc === "warn");
-      } else {
-        const failed = setStatus(ctx, current, "FAILED", { ...patch, error: result.error });
-        ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at });
-        afterFailure(ctx, this, failed, job, result.retryable);
-      }
+      ctx.store.tx(() => this.record(run, job, result, finishedAt));
     } catch (e) {
-      ctx.log.error({ err: toError(e), run_id: run.id, job: job.name }, "recording the end of a run failed");
+      const err = toError(e);
+      if (isStorageError(err)) {
+        if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
+        ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => this.ended(run, job, result, finishedAt, failures + 1));
+        return;
+      }
+      ctx.log.error({ err, run_id: run.id, job: job.name }, "recording the end of a run failed");
+    } finally {
+      this.pumping = false;
     }
+    ctx.attempts.delete(run.id);
+    if (failures > 0) ctx.log.info({ run_id: run.id, job: job.name }, `recorded the end of run ${run.id} after ${failures} failed tries`);
     this.pump();
   }
+
+  private record(run: RunRecord, job: JobConfig, result: AttemptResult, finishedAt: number): void {
+    const { ctx } = this;
+    const current = ctx.store.runs.get(run.id) ?? run;
+    const patch = {
+      exit_code: result.exitCode,
+      hc_status: result.hc,
+      finished_at: new Date(finishedAt).toISOString(),
+      duration_ms: finishedAt - Date.parse(current.started_at ?? new Date(finishedAt).toISOString()),
+      pid: null,
+    };
+    ctx.store.jobState.upsert(job.name, { lock_pid: null });
+    if (result.ok) {
+      succeed(ctx, this, current, job, { ...patch, error: result.hc === "warn" ? result.error : null }, result.hc === "warn");
+    } else {
+      const failed = setStatus(ctx, current, "FAILED", { ...patch, error: result.error });
+      ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at });
+      afterFailure(ctx, this, failed, job, result.retryable);
+    }
+  }
+}
+
+/** How long to wait before writing the end of a run again after the database refused it. */
+const RECORD_RETRY_MS = 1_000;
+
+/** SQLite refused a write for a reason that passes (SQLITE_BUSY, SQLITE_FULL, SQLITE_IOERR...). */
+function isStorageError(e: Error): boolean {
+  const code = (e as { code?: unknown }).code;
+  return typeof code === "string" && code.startsWith("SQLITE_");
 }
