@@ -43,6 +43,8 @@ const HISTORY_STALL_MS = 30_000;
 const CLOSE_GRACE_MS = 5_000;
 /** A client that does not answer a ping within one interval is gone (half-open TCP): cut it. */
 export const WS_DEFAULT_HEARTBEAT_MS = 30_000;
+/** When buffered lines cannot be written at the end of a run, look again after this long. */
+const TERMINAL_RECHECK_MS = 500;
 
 export interface LogStreamOptions {
   maxBufferedBytes: number;
@@ -132,6 +134,7 @@ class LogStream {
   private checkQueued = false;
   private alive = true;
   private heartbeat: NodeJS.Timeout | null = null;
+  private recheck: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly socket: WebSocket,
@@ -240,12 +243,28 @@ class LogStream {
     }
     if (!isTerminal(run.status)) return;
     // Lines written before the terminal status may still be buffered: make them durable, then send them.
-    this.deps.store.logs.flush();
+    try {
+      this.deps.store.logs.flush();
+    } catch {
+      // The database refused the write (locked, disk full); the store keeps the lines and retries.
+      // The end frame must follow every line: look again shortly.
+      this.recheckLater();
+      return;
+    }
     if (this.phase !== "live") return;
     this.catchUp();
     if (this.phase !== "live") return;
     this.send({ type: "end", status: run.status });
     this.finish(WS_CLOSE_NORMAL, "run finished");
+  }
+
+  private recheckLater(): void {
+    if (this.recheck !== null) return;
+    this.recheck = setTimeout(() => {
+      this.recheck = null;
+      if (this.phase === "live") this.checkTerminal();
+    }, TERMINAL_RECHECK_MS);
+    this.recheck.unref();
   }
 
   private sendLine(l: LogLine): void {
@@ -276,6 +295,7 @@ class LogStream {
   private cleanup(): void {
     this.phase = "closed";
     if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.recheck) clearTimeout(this.recheck);
     this.hub.remove(this.runId, this);
   }
 }
