@@ -43,6 +43,23 @@ export function mapError(e: unknown): ApiError | null {
   return fastifyError(f);
 }
 
+/**
+ * A clear message for a 500 caused by the database refusing a request (locked by another
+ * process past busy_timeout, disk full, read-only, I/O error); null for anything else. The
+ * SQLite text itself is only logged: it may name paths.
+ */
+export function storageProblem(e: unknown): string | null {
+  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+  if (typeof code !== "string" || !code.startsWith("SQLITE_")) return null;
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
+    return "the database is locked by another process (storage.sqlite.busy_timeout passed): try again";
+  }
+  if (code === "SQLITE_FULL") return "the disk holding the database is full: free some space, then try again";
+  if (code.startsWith("SQLITE_READONLY")) return "the database cannot be written (read-only): the daemon logged the details";
+  if (code.startsWith("SQLITE_IOERR")) return "the database could not be read or written (I/O error): the daemon logged the details";
+  return "the database refused the request: the daemon logged the details";
+}
+
 function validationError(issues: AjvIssue[], context: string): ApiError {
   const details = issues.map((i) => {
     const field = fieldOf(i);
