@@ -45,6 +45,12 @@ export interface Store {
   exportAll(): StoreExport;
   /** `PRAGMA integrity_check` result, "ok" when healthy. */
   integrityCheck(): string;
+  /**
+   * Writes a consistent copy of the open database (pending log lines
+   * included) to `path`, replacing it atomically, mode 0600. The daemon puts
+   * back a database file removed under it this way.
+   */
+  saveCopy(path: string): void;
   /** Flushes pending log lines and closes the database. Safe to call twice. */
   close(): void;
 }

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import type { Logger } from "../shared/logger.js";
 import type {
   OpenStoreOptions,
@@ -123,6 +124,15 @@ export class SqliteStore implements Store {
       integrations: all<IntegrationStatusRow>("SELECT * FROM integration_status ORDER BY name"),
       run_logs_count: this.db.prepare("SELECT count(*) FROM run_logs").pluck().get() as number,
     };
+  }
+
+  saveCopy(path: string): void {
+    this.writer.flush();
+    const tmp = `${path}.saving`;
+    fs.rmSync(tmp, { force: true });
+    this.db.prepare("VACUUM INTO ?").run(tmp);
+    fs.chmodSync(tmp, 0o600);
+    fs.renameSync(tmp, path);
   }
 
   integrityCheck(): string {
