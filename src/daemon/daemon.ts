@@ -1,7 +1,7 @@
-import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { applyServerTimeouts, Authenticator, buildApi, exposureWarning, httpTimeoutOptions, markUnixSocketRequest } from "../api/index.js";
 import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
@@ -44,6 +44,8 @@ const RETENTION_EVERY_MS = 24 * 3_600_000;
 const NEXT_RUN_LOG_SLICE = 200;
 /** sun_path is 108 bytes on Linux; longer socket paths cannot be bound. */
 const MAX_SOCKET_PATH = 107;
+/** How often the daemon checks that its data directory and database file are still there. */
+const DATA_DIR_CHECK_MS = 2_000;
 
 
 /**
@@ -66,6 +68,8 @@ export class Daemon {
   private readonly startedAt = Date.now();
   private retentionTimer: NodeJS.Timeout | null = null;
   private nextRunsLog: NodeJS.Immediate | null = null;
+  /** Set when the data directory or database file was removed: stop, put it back, start again. */
+  private lost: { saveDatabase: boolean } | null = null;
   /** Resolves when the daemon has stopped. */
   readonly done: Promise<void>;
   private resolveDone!: () => void;
@@ -125,7 +129,14 @@ export class Daemon {
       busyTimeoutMs: this.daemonConfig.storage.sqlite.busyTimeoutMs,
       walAutocheckpoint: this.daemonConfig.storage.sqlite.walAutocheckpoint,
     });
-    this.onUndo("store", () => this.store.close());
+    const dbFile = statSync(dbPath);
+    this.onUndo("store", () => {
+      try {
+        if (this.lost?.saveDatabase) this.saveDatabase(dbPath);
+      } finally {
+        this.store.close();
+      }
+    });
 
     const bus = new EventBus(this.log);
     const unsubscribe = this.store.logs.onFlushed((lines) => bus.emit("run:logs", { lines }));
@@ -160,6 +171,7 @@ export class Daemon {
     this.onUndo("api", () => this.app?.close());
     await this.listen();
     this.scheduleRetention();
+    this.watchDataDir(dbPath, dbFile);
 
     this.log.info(
       { version: VERSION, config: paths.config, daemon_config: paths.daemonConfig, database: dbPath, address: this.address, pid: process.pid },
@@ -251,6 +263,64 @@ export class Daemon {
     };
     this.retentionTimer = setTimeout(() => void run(), RETENTION_FIRST_DELAY_MS).unref();
     this.onUndo("retention", () => this.retentionTimer && clearTimeout(this.retentionTimer));
+  }
+
+  /**
+   * A data directory (or database file) removed under the running daemon
+   * would take every later write with it: SQLite keeps writing to the
+   * unlinked file, which is gone when the daemon exits. So the daemon
+   * checks every 2 s, and when the database file or the PID lock is gone it
+   * says so, stops (draining running jobs as a graceful stop does), writes
+   * the open database back to its path, and starts again
+   * (`restartRequested`): nothing recorded is lost and the daemon serves on.
+   */
+  private watchDataDir(dbPath: string, opened: { dev: number; ino: number }): void {
+    const pidFile = join(this.paths.dataDir, "svcd.pid");
+    const timer = setInterval(() => {
+      let problem: string | null = null;
+      let saveDatabase = false;
+      try {
+        const now = statSync(dbPath);
+        if (now.dev !== opened.dev || now.ino !== opened.ino) {
+          problem = `the database file ${dbPath} was replaced`;
+          saveDatabase = true;
+        }
+      } catch {
+        problem = `the database file ${dbPath} was removed`;
+        saveDatabase = true;
+      }
+      if (!existsSync(pidFile)) problem ??= `the PID lock ${pidFile} was removed`;
+      if (problem === null || this.stopping) return;
+      clearInterval(timer);
+      const dirGone = !existsSync(this.paths.dataDir);
+      this.log.error(
+        { data_dir: this.paths.dataDir, database: dbPath },
+        `${dirGone ? `the data directory ${this.paths.dataDir} was removed (${problem})` : problem} while svcd was running: ` +
+          `stopping, writing the open database back${saveDatabase ? "" : " (not needed)"} and starting again`,
+      );
+      this.lost = { saveDatabase };
+      void this.stop({ force: false });
+    }, DATA_DIR_CHECK_MS);
+    timer.unref();
+    this.onUndo("data dir watch", () => clearInterval(timer));
+  }
+
+  /** Writes the open (possibly unlinked) database back to its path, recreating the directories. */
+  private saveDatabase(dbPath: string): void {
+    try {
+      mkdirSync(this.paths.dataDir, { recursive: true, mode: 0o700 });
+      mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
+      this.store.saveCopy(dbPath);
+      this.log.info({ database: dbPath }, `the database was written back to ${dbPath}`);
+    } catch (e) {
+      this.lost = null; // nothing to start again from
+      this.log.error({ err: toError(e), database: dbPath }, `could not write the database back to ${dbPath}: what was recorded since it was removed is lost`);
+    }
+  }
+
+  /** True once the daemon stopped because its data directory was removed and should be started again. */
+  get restartRequested(): boolean {
+    return this.lost !== null;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { dataDir, findConfig, findDaemonConfig } from "../config/index.js";
 import { toError } from "../shared/toError.js";
-import { Daemon, StartupError } from "./daemon.js";
+import { Daemon, StartupError, type DaemonPaths } from "./daemon.js";
 
 export interface DaemonCommandOptions {
   config?: string;
@@ -51,14 +51,16 @@ export async function runDaemonCommand(opts: DaemonCommandOptions): Promise<numb
     process.off("SIGHUP", onHup);
   };
 
+  let paths: DaemonPaths;
   try {
     const config = findConfig({ flag: opts.config, env: process.env, cwd: process.cwd() });
-    daemon = new Daemon({
+    paths = {
       config,
       dataDir: dataDir({ configFile: config, flag: opts.dataDir, env: process.env }),
       daemonConfig: findDaemonConfig(config, opts.daemonConfig),
       webRoot: fileURLToPath(new URL("../web", import.meta.url)),
-    });
+    };
+    daemon = new Daemon(paths);
     await daemon.start();
     started = true;
   } catch (e) {
@@ -72,6 +74,23 @@ export async function runDaemonCommand(opts: DaemonCommandOptions): Promise<numb
     void daemon.stop({ force: interrupts > 1 });
   }
   await daemon.done;
+  // The data directory was removed under it: the database was written back, start again from it.
+  while (daemon.restartRequested && interrupts === 0) {
+    started = false;
+    try {
+      daemon = new Daemon(paths);
+      await daemon.start();
+      started = true;
+    } catch (e) {
+      detach();
+      const lines = e instanceof StartupError ? e.lines : [toError(e).message];
+      for (const line of lines) process.stderr.write(`svcd: ${line}\n`);
+      return 1;
+    }
+    daemon.logger.info("started again after the data directory was put back");
+    if (interrupts > 0) void daemon.stop({ force: interrupts > 1 });
+    await daemon.done;
+  }
   detach();
   return 0;
 }
