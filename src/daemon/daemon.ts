@@ -128,6 +128,7 @@ export class Daemon {
       path: dbPath,
       busyTimeoutMs: this.daemonConfig.storage.sqlite.busyTimeoutMs,
       walAutocheckpoint: this.daemonConfig.storage.sqlite.walAutocheckpoint,
+      logger: this.log, // background write and indexing failures belong in the daemon's log
     });
     const dbFile = statSync(dbPath);
     this.onUndo("store", () => {
