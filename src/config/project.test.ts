@@ -220,6 +220,32 @@ describe("shape errors", () => {
     expect(issueAt(errors, "/jobs/a/output/m").line).toBe(lineOf(text, "m:"));
   });
 
+  it("output references: unknown job, unknown variable, a job that is not upstream", () => {
+    const text = [
+      "jobs:",
+      "  a:",
+      "    command: x",
+      "    output: {rows: last_line}",
+      "  b:",
+      '    command: "echo {{ outputs.nope.rows }}"',
+      "    frequency: after:a",
+      "  c:",
+      '    command: ["echo", "{{ outputs.a.count }}"]',
+      "    depends_on: [a]",
+      "  d:",
+      "    command: echo",
+      '    env: {ROWS: "{{ outputs.a.rows }}"}',
+      "",
+    ].join("\n");
+    const errors = errorsOf(parse(text));
+    expect(issueAt(errors, "/jobs/b/command").message).toMatch(/there is no job "nope"/);
+    expect(issueAt(errors, "/jobs/b/command").line).toBe(lineOf(text, "outputs.nope"));
+    expect(issueAt(errors, "/jobs/c/command/1").message).toMatch(/job "a" has no output "count" \(it captures rows\)/);
+    expect(issueAt(errors, "/jobs/d/env/ROWS").message).toMatch(/job "a" is not upstream of "d"/);
+    const ok = parse("jobs:\n  a:\n    command: x\n    output: {rows: last_line}\n  b:\n    command: echo {{ outputs.a.rows }}\n    frequency: after:a\n");
+    expect(ok.ok).toBe(true);
+  });
+
   it("notify channels: unknown names and bad targets are config errors", () => {
     const text = [
       "integrations:",

@@ -4,6 +4,7 @@
  */
 import { basename, dirname, resolve } from "node:path";
 import { DepGraph } from "../graph/depGraph.js";
+import { findOutputRefs } from "./outputRefs.js";
 import type { ConfigIssue, IntegrationConfig, JobConfig, LoadResult, ProjectConfig } from "./types.js";
 import { loadDotenv } from "./env.js";
 import { buildIntegration } from "./integrations.js";
@@ -117,6 +118,8 @@ function buildProject(
     jobs.set(name, buildJob(name, raw, ctx));
   }
   checkTargets(jobsRaw, jobs, issues);
+  const graph = new DepGraph(jobs.values());
+  if (!graph.cycle) checkOutputRefs(jobs, graph, issues);
 
   return {
     file,
@@ -125,7 +128,7 @@ function buildProject(
     integrations,
     dotenv,
     warnings: [],
-    graph: new DepGraph(jobs.values()),
+    graph,
     defaultTimezone,
   };
 }
@@ -147,6 +150,47 @@ function checkTargets(jobsRaw: Record<string, unknown>, jobs: ReadonlyMap<string
         ["jobs", job.name, "frequency"],
         `unknown job "${job.after}" in frequency after:${job.after} of job "${job.name}"${suggest(job.after, names)}`,
       );
+    }
+  }
+}
+
+/**
+ * `{{ outputs.<job>.<var> }}` must name an upstream (direct or transitive) job
+ * and one of its `output` variables: values only flow down one trigger chain,
+ * so any other reference could never have a value at dispatch.
+ */
+function checkOutputRefs(jobs: ReadonlyMap<string, JobConfig>, graph: DepGraph, issues: IssueList): void {
+  for (const job of jobs.values()) {
+    const places: [PathSeg[], string][] =
+      typeof job.command === "string"
+        ? [[["jobs", job.name, "command"], job.command]]
+        : job.command.map((arg, i): [PathSeg[], string] => [["jobs", job.name, "command", i], arg]);
+    for (const [k, v] of Object.entries(job.env)) places.push([["jobs", job.name, "env", k], v]);
+    let ancestors: Set<string> | null = null;
+    for (const [path, text] of places) {
+      for (const ref of findOutputRefs(text)) {
+        const source = jobs.get(ref.job);
+        if (!source) {
+          issues.error(path, `${ref.text}: there is no job "${ref.job}"${suggest(ref.job, [...jobs.keys()])}`);
+          continue;
+        }
+        if (!(ref.varName in source.output)) {
+          const known = Object.keys(source.output);
+          issues.error(
+            path,
+            `${ref.text}: job "${ref.job}" has no output "${ref.varName}"` +
+              (known.length ? ` (it captures ${known.join(", ")})` : ` (add it under jobs.${ref.job}.output)`),
+          );
+          continue;
+        }
+        ancestors ??= new Set(graph.ancestors(job.name));
+        if (!ancestors.has(ref.job)) {
+          issues.error(
+            path,
+            `${ref.text}: job "${ref.job}" is not upstream of "${job.name}", so its outputs never reach it; add it to depends_on or use frequency after:${ref.job}`,
+          );
+        }
+      }
     }
   }
 }

@@ -13,23 +13,9 @@
  * Array commands and env values get the value itself: no shell reads them.
  */
 
-export interface OutputRef {
-  job: string;
-  varName: string;
-  /** The placeholder text as written, e.g. "{{ outputs.extract.rows }}". */
-  text: string;
-}
+import { OUTPUT_PLACEHOLDER as PLACEHOLDER } from "../config/outputRefs.js";
 
-// Job names may contain dots (CONTRACT §2), so the variable is the last segment.
-const PLACEHOLDER = /\{\{\s*outputs\.([A-Za-z0-9][A-Za-z0-9_.-]*)\.([A-Za-z0-9_-]+)\s*\}\}/g;
-
-export function findOutputRefs(text: string): OutputRef[] {
-  const refs: OutputRef[] = [];
-  for (const m of text.matchAll(PLACEHOLDER)) {
-    refs.push({ job: m[1] as string, varName: m[2] as string, text: m[0] });
-  }
-  return refs;
-}
+export { findOutputRefs, type OutputRef } from "../config/outputRefs.js";
 
 export function outputEnvName(job: string, varName: string): string {
   const clean = (s: string) => s.replace(/[^A-Za-z0-9]/g, "_").toUpperCase();
