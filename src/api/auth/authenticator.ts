@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { DaemonConfig } from "../../config/types.js";
 import type { Logger } from "../../shared/logger.js";
 import type { Principal } from "../principal.js";
@@ -37,6 +38,8 @@ interface Snapshot {
 }
 
 const REALM = 'realm="svc"';
+/** How long a refusal without a password check (a refused address, a full checker) is held. */
+export const REFUSAL_DELAY_MS = 100;
 
 /**
  * Who a TCP request is (SPEC "Authentication", CONTRACT §5) and what its
@@ -147,6 +150,9 @@ export class Authenticator {
       }
       return { ok: false, challenge, message: "invalid username or password" };
     }
+    // Refusals without a check are held a moment: a loop of guesses then costs the daemon
+    // (and the machine) a few requests a second instead of as many as the attacker can send.
+    await sleep(REFUSAL_DELAY_MS);
     const retryAfterS = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
     const message =
       r.why === "throttled"

@@ -8,8 +8,13 @@ export type BasicResult =
   | { ok: false; why: "wrong"; limitReached: boolean }
   | { ok: false; why: "throttled" | "busy"; retryAfterMs: number };
 
-/** A successful check is remembered this long (keyed by a SHA-256 of user and password, never the password). */
+/**
+ * A successful check is remembered (keyed by a SHA-256 of user and password,
+ * never the password) for this long after its last use, and at most
+ * CACHE_MAX_AGE_MS in all; a reload forgets every one.
+ */
 export const CACHE_TTL_MS = 60_000;
+export const CACHE_MAX_AGE_MS = 15 * 60_000;
 const CACHE_MAX = 1_000;
 /** More comparisons than this waiting for the worker: refuse new ones at once. */
 export const MAX_IN_FLIGHT = 32;
@@ -25,7 +30,8 @@ const DUMMY_TAIL = "Ro0CUfOqk6cXEKf3dyaM7OhSCvnwM9s4wIX9JeLapehKK5YdLxKcm";
  */
 export class BasicVerifier {
   private users = new Map<string, BasicUser>();
-  private readonly cache = new Map<string, { expires: number; username: string }>();
+  private readonly cache = new Map<string, { expires: number; until: number; username: string }>();
+  private readonly inflight = new Map<string, Promise<boolean>>();
   private dummy = `$2b$10$${DUMMY_TAIL}`;
 
   constructor(
@@ -45,26 +51,50 @@ export class BasicVerifier {
   async verify(username: string, password: string, client: string): Promise<BasicResult> {
     const key = cacheKey(username, password);
     const now = this.now();
+    // A refused address is refused whatever it sends: letting remembered successes through would
+    // let it test guesses against the cache at full speed.
+    const wait = this.limiter.blockedFor(client, now);
+    if (wait > 0) return { ok: false, why: "throttled", retryAfterMs: wait };
     const hit = this.cache.get(key);
     if (hit && hit.expires > now && hit.username === username) {
       const user = this.users.get(username);
-      if (user) return { ok: true, user };
+      if (user) {
+        hit.expires = Math.min(now + CACHE_TTL_MS, hit.until);
+        return { ok: true, user };
+      }
     }
     if (hit) this.cache.delete(key);
-
-    const wait = this.limiter.blockedFor(client, now);
-    if (wait > 0) return { ok: false, why: "throttled", retryAfterMs: wait };
     if (this.bcrypt.inFlight >= MAX_IN_FLIGHT) return { ok: false, why: "busy", retryAfterMs: 1_000 };
 
     const user = this.users.get(username);
-    const ok = await this.bcrypt.compare(password, user?.passwordHash ?? this.dummy);
-    if (ok && user) {
-      if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(key, { expires: this.now() + CACHE_TTL_MS, username });
-      return { ok: true, user };
+    // The same credentials already being checked (a page loading several URLs at once): share that check.
+    const running = this.inflight.get(key);
+    if (running) {
+      const ok = await running;
+      return ok && user ? { ok: true, user } : { ok: false, why: "wrong", limitReached: false };
     }
-    const limitReached = this.limiter.fail(client, this.now());
-    return { ok: false, why: "wrong", limitReached };
+    const users = this.users;
+    const check = this.bcrypt.compare(password, user?.passwordHash ?? this.dummy).then((ok) => ok && user !== undefined);
+    this.inflight.set(key, check);
+    this.limiter.begin(client, now);
+    let ok: boolean;
+    try {
+      ok = await check;
+    } catch (e) {
+      this.limiter.end(client, false, this.now()); // not the client's failure: the checker broke (a 500)
+      throw e;
+    } finally {
+      this.inflight.delete(key);
+    }
+    const limitReached = this.limiter.end(client, !ok, this.now());
+    if (!ok) return { ok: false, why: "wrong", limitReached };
+    // Not remembered when the users were replaced meanwhile (a reload).
+    if (users === this.users) {
+      const t = this.now();
+      if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(key, { expires: t + CACHE_TTL_MS, until: t + CACHE_MAX_AGE_MS, username });
+    }
+    return { ok: true, user: user! };
   }
 }
 

@@ -1,0 +1,199 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import bcrypt from "bcryptjs";
+import { afterAll, describe, expect, it } from "vitest";
+import { memoryLogger } from "../../shared/logger.js";
+import { DEFAULT_RBAC } from "../../config/daemon.js";
+import { Authenticator, type AuthConfig } from "./authenticator.js";
+import { BasicVerifier } from "./basic.js";
+import { BcryptWorker } from "./bcryptWorker.js";
+import { parseAuthorization, presentedCredentials } from "./credentials.js";
+import { FailureLimiter } from "./failureLimiter.js";
+import { compileRbac, compileRule, roleAllows, splitPath } from "./rbac.js";
+import { parseTokenFile } from "./tokenFile.js";
+
+const rbac = compileRbac({ ...DEFAULT_RBAC, custom: ["GET /api/audit", "* /api/db/*/rows", "POST /api/jobs/*/run"], broken: ["nonsense", "GET /a/**/b"] });
+const may = (role: string, method: string, path: string) => roleAllows(rbac, role, method, splitPath(path));
+
+describe("rbac", () => {
+  it("applies the built-in roles (CONTRACT §5)", () => {
+    expect(may("viewer", "GET", "/api/jobs")).toBe(true);
+    expect(may("viewer", "HEAD", "/api/jobs")).toBe(true);
+    expect(may("viewer", "GET", "/")).toBe(true);
+    expect(may("viewer", "POST", "/api/jobs/x/run")).toBe(false);
+    expect(may("operator", "POST", "/api/jobs/x/run")).toBe(true);
+    expect(may("operator", "POST", "/api/jobs/pause")).toBe(true);
+    expect(may("operator", "POST", "/api/db/alerts/7/retry")).toBe(true);
+    expect(may("operator", "POST", "/api/db/alerts/7/retry/again")).toBe(false);
+    expect(may("operator", "POST", "/api/integrations/chat/test")).toBe(true);
+    expect(may("operator", "POST", "/api/daemon/stop")).toBe(false);
+    expect(may("operator", "POST", "/api/config/save")).toBe(false);
+    expect(may("admin", "DELETE", "/anything/at/all")).toBe(true);
+  });
+
+  it("matches * as one non-empty segment, a final ** as any rest, method * as any", () => {
+    expect(may("custom", "GET", "/api/audit")).toBe(true);
+    expect(may("custom", "GET", "/api/audit/")).toBe(false);
+    expect(may("custom", "POST", "/api/audit")).toBe(false);
+    expect(may("custom", "PUT", "/api/db/alerts/rows")).toBe(true);
+    expect(may("custom", "GET", "/api/db//rows")).toBe(false);
+    expect(may("custom", "POST", "/api/jobs/a/run")).toBe(true);
+    expect(may("custom", "POST", "/api/jobs/a/b/run")).toBe(false);
+    expect(roleAllows(compileRbac({ r: ["GET /api/**"] }), "r", "GET", splitPath("/api"))).toBe(true);
+  });
+
+  it("skips unusable rules with a warning, and an unknown role may do nothing", () => {
+    expect(rbac.warnings).toEqual([
+      'auth.rbac.broken[0]: "nonsense" is not "METHOD /path/pattern" (e.g. "GET /api/**"); the rule is ignored',
+      'auth.rbac.broken[1]: "GET /a/**/b" uses ** before the end (** matches the rest of a path only); the rule is ignored',
+    ]);
+    expect(may("broken", "GET", "/a/x/b")).toBe(false);
+    expect(may("nosuchrole", "GET", "/api/status")).toBe(false);
+    expect(compileRule("get /x")).toEqual({ method: "GET", segments: ["x"], rest: false });
+  });
+});
+
+describe("token file", () => {
+  it("reads tokens with optional roles, skipping blank lines and comments", () => {
+    expect(parseTokenFile("# ops\n\nabc123\n  def456   viewer  \r\n#x y z\n", "/t")).toEqual({
+      ok: true,
+      tokens: [
+        { token: "abc123", role: "admin" },
+        { token: "def456", role: "viewer" },
+      ],
+      warnings: [],
+    });
+  });
+
+  it("refuses an empty file and bad lines without quoting the token", () => {
+    expect(parseTokenFile("# nothing\n\n", "/t")).toEqual({ ok: false, error: "auth.bearer.token_file: /t contains no token (one token per line, optionally followed by a role)" });
+    const three = parseTokenFile("ok\nsecret1 secret2 viewer\n", "/t");
+    expect(three).toEqual({ ok: false, error: 'auth.bearer.token_file: /t:2: expected "<token>" or "<token> <role>", found 3 fields' });
+    const bad = parseTokenFile('se"cret\n', "/t");
+    expect(bad.ok).toBe(false);
+    expect(JSON.stringify(bad)).not.toContain("se\\\"cret");
+  });
+});
+
+describe("credentials", () => {
+  it("parses Bearer and Basic, case-insensitively, and says what is malformed", () => {
+    expect(parseAuthorization("Bearer abc")).toEqual({ kind: "bearer", token: "abc" });
+    expect(parseAuthorization("bEaReR   abc  ")).toEqual({ kind: "bearer", token: "abc" });
+    expect(parseAuthorization(`Basic ${Buffer.from("u:p:q").toString("base64")}`)).toEqual({ kind: "basic", username: "u", password: "p:q" });
+    expect(parseAuthorization(`Basic ${Buffer.from("ü:ß").toString("base64")}`)).toEqual({ kind: "basic", username: "ü", password: "ß" });
+    expect(parseAuthorization("Bearer").kind).toBe("malformed");
+    expect(parseAuthorization("Bearer a b").kind).toBe("malformed");
+    expect(parseAuthorization("Basic ***").kind).toBe("malformed");
+    expect(parseAuthorization("Digest x=1")).toEqual({ kind: "other", scheme: "Digest" });
+    expect(parseAuthorization("").kind).toBe("malformed");
+  });
+
+  it("takes the bearer.<token> subprotocol only on a WebSocket upgrade without a header", () => {
+    const headers = { "sec-websocket-protocol": "svc.logs, bearer.tok123" };
+    expect(presentedCredentials(headers, true)).toEqual({ kind: "bearer", token: "tok123" });
+    expect(presentedCredentials(headers, false)).toEqual({ kind: "none" });
+    expect(presentedCredentials({ ...headers, authorization: "Bearer other" }, true)).toEqual({ kind: "bearer", token: "other" });
+    expect(presentedCredentials({ "sec-websocket-protocol": "bearer." }, true).kind).toBe("malformed");
+  });
+});
+
+describe("FailureLimiter", () => {
+  it("refuses an address after maxFailures (running checks included) until its window is over", () => {
+    const l = new FailureLimiter({ maxFailures: 3, windowMs: 1_000, maxEntries: 10 });
+    l.begin("a", 0);
+    l.begin("a", 0);
+    expect(l.blockedFor("a", 0)).toBe(0);
+    l.begin("a", 0);
+    expect(l.blockedFor("a", 10), "three checks running fill the budget").toBe(1_000);
+    expect(l.end("a", true, 20)).toBe(false);
+    expect(l.end("a", false, 20)).toBe(false);
+    expect(l.blockedFor("a", 20)).toBe(0);
+    expect(l.end("a", true, 30)).toBe(false);
+    l.begin("a", 40);
+    expect(l.end("a", true, 40), "the third failure reaches the limit").toBe(true);
+    expect(l.blockedFor("a", 500)).toBe(1_000);
+    expect(l.blockedFor("b", 500)).toBe(0);
+    expect(l.blockedFor("a", 1_001)).toBe(0);
+  });
+
+  it("remembers at most maxEntries addresses", () => {
+    const l = new FailureLimiter({ maxFailures: 1, windowMs: 60_000, maxEntries: 3 });
+    for (const k of ["a", "b", "c", "d"]) {
+      l.begin(k, 0);
+      l.end(k, true, 0);
+    }
+    expect(l.blockedFor("a", 1)).toBe(0);
+    expect(l.blockedFor("d", 1)).toBeGreaterThan(0);
+  });
+});
+
+describe("BasicVerifier", () => {
+  const worker = new BcryptWorker();
+  afterAll(() => worker.close());
+  const hash = bcrypt.hashSync("right", 4);
+  const users = [
+    { username: "alice", passwordHash: hash, role: "admin" },
+    { username: "bob", passwordHash: bcrypt.hashSync("bobpw", 4), role: "viewer" },
+  ];
+
+  it("checks in the worker, remembers a success, and never lets a wrong password or unknown user in", async () => {
+    const v = new BasicVerifier(worker, new FailureLimiter({ maxFailures: 100, windowMs: 60_000, maxEntries: 10 }));
+    v.setUsers(users);
+    expect(await v.verify("alice", "right", "c")).toEqual({ ok: true, user: users[0] });
+    expect(await v.verify("alice", "wrong", "c")).toMatchObject({ ok: false, why: "wrong" });
+    expect(await v.verify("mallory", "right", "c")).toMatchObject({ ok: false, why: "wrong" });
+    expect(await v.verify("bob", "right", "c")).toMatchObject({ ok: false, why: "wrong" });
+    // Cached: answered without the worker (nothing in flight).
+    const cached = v.verify("alice", "right", "c");
+    expect(worker.inFlight).toBe(0);
+    expect(await cached).toMatchObject({ ok: true });
+    // A reload that changes the password forgets the cached success.
+    v.setUsers([{ ...users[0]!, passwordHash: bcrypt.hashSync("new", 4) }]);
+    expect(await v.verify("alice", "right", "c")).toMatchObject({ ok: false, why: "wrong" });
+  });
+
+  it("shares one check among identical requests, and throttles an address after its failures", async () => {
+    const v = new BasicVerifier(worker, new FailureLimiter({ maxFailures: 2, windowMs: 60_000, maxEntries: 10 }));
+    v.setUsers(users);
+    const same = await Promise.all(Array.from({ length: 5 }, () => v.verify("bob", "bobpw", "c")));
+    expect(same.every((r) => r.ok)).toBe(true);
+    const guesses = await Promise.all(Array.from({ length: 6 }, (_, i) => v.verify("alice", `guess${i}`, "attacker")));
+    expect(guesses.filter((r) => !r.ok && r.why === "wrong")).toHaveLength(2);
+    expect(guesses.filter((r) => !r.ok && r.why === "throttled")).toHaveLength(4);
+    expect(await v.verify("alice", "right", "attacker"), "refused even with the right password").toMatchObject({ ok: false, why: "throttled" });
+    expect(await v.verify("alice", "right", "elsewhere")).toMatchObject({ ok: true });
+    expect(await v.verify("alice", "right", "attacker"), "even when it is remembered (no guessing against the cache)").toMatchObject({ ok: false, why: "throttled" });
+  });
+});
+
+describe("Authenticator", () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-auth-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const cfg = (over: Partial<AuthConfig>): AuthConfig => ({
+    type: "bearer",
+    bearer: { tokenFile: null, token: null },
+    basic: { users: [] },
+    oidc: null,
+    rbac: { ...DEFAULT_RBAC } as Record<string, string[]>,
+    ...over,
+  });
+
+  it("keeps the previous tokens when the new token file cannot be used", async () => {
+    const file = join(dir, "tokens");
+    writeFileSync(file, "first-token viewer\n", { mode: 0o600 });
+    const log = memoryLogger();
+    const auth = new Authenticator(log);
+    expect(auth.configure(cfg({ bearer: { tokenFile: file, token: null } }))).toEqual({ ok: true });
+    const req = (token: string) => ({ headers: { authorization: `Bearer ${token}` }, isUpgrade: false, client: "c" });
+    expect(await auth.authenticate(req("first-token"))).toMatchObject({ ok: true, principal: { role: "viewer", transport: "tcp" } });
+    writeFileSync(file, "\n");
+    expect(auth.configure(cfg({ bearer: { tokenFile: file, token: null } }))).toEqual({ ok: false, error: `auth.bearer.token_file: ${file} contains no token (one token per line, optionally followed by a role)` });
+    expect(await auth.authenticate(req("first-token"))).toMatchObject({ ok: true });
+    expect(auth.configure(cfg({ bearer: { tokenFile: null, token: "inline-one" } }))).toEqual({ ok: true });
+    expect(await auth.authenticate(req("first-token"))).toMatchObject({ ok: false, message: "invalid bearer token" });
+    expect(await auth.authenticate(req("inline-one"))).toMatchObject({ ok: true, principal: { role: "admin" } });
+    expect(JSON.stringify(log.entries)).not.toContain("first-token");
+    await auth.close();
+  });
+});
