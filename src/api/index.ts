@@ -8,6 +8,7 @@ import { collectRoutes } from "./openapi.js";
 import { allRoutes } from "./routes/index.js";
 import { basePathRewriter, installBasePathGate } from "./security/basePath.js";
 import { installCors } from "./security/cors.js";
+import { installOriginGuard } from "./security/origin.js";
 import { applyServerTimeouts, serverOptions } from "./security/server.js";
 
 export type { ApiDeps, ReloadResult } from "./deps.js";
@@ -63,11 +64,14 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   installRequestLog(app, deps.log);
   installEnumNormalizer(app);
   // Order matters (onRequest hooks run in this order): the WebSocket plugin marks upgrades (and
-  // closes the socket after a refusal), CORS answers allowed preflights, then the base path, then auth.
+  // closes the socket after a refusal), CORS answers allowed preflights, then the base path, the
+  // cross-origin and DNS-rebinding guard, then auth.
+  const auth = options.auth ?? ownAuthenticator(app, deps);
   await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: chooseSubprotocol } });
   await installCors(app, api.cors);
   installBasePathGate(app, api.basePath);
-  installAuthGate(app, options.auth ?? ownAuthenticator(app, deps));
+  installOriginGuard(app, api.cors, () => auth.type);
+  installAuthGate(app, auth);
   const docs = collectRoutes(app);
   await app.register(allRoutes, {
     deps,

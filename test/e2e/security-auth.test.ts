@@ -393,6 +393,17 @@ log:
     }
   });
 
+  it("refuses cross-site requests the browser would send with its cached Basic credentials", async () => {
+    const alice = { authorization: basic("alice", PW.alice) };
+    const evil = await call(t, "POST", "/api/daemon/stop", { headers: { ...alice, origin: "https://evil.example" } });
+    expect(evil.status).toBe(403);
+    expect(evil.json.error.code).toBe("forbidden");
+    const r = await call(t, "POST", "/api/jobs/hello/run", { headers: { ...alice, origin: `http://${d.addr}` }, body: {} });
+    expect(r.status).toBe(202);
+    const ws = await wsOpen(`ws://${d.addr}/ws/logs/${r.json.run_id}`, { headers: { ...alice, origin: "https://evil.example" } });
+    expect(ws.ok ? 101 : ws.status).toBe(403);
+  });
+
   it("never logs a password or a hash, and the config views show them as ***", async () => {
     const hashes = readFileSync(join(dir, "svcd.yaml"), "utf8").match(/\$2[aby]\$[^"]+/g)!;
     const cfg = await call(t, "GET", "/api/config", { headers: { authorization: basic("alice", PW.alice) } });

@@ -101,6 +101,31 @@ auth:
     });
   });
 
+  describe("cross-origin requests", () => {
+    it("refuses a POST or a WebSocket from another site's page, whatever its credentials; allows its own and listed origins", async () => {
+      const post = (origin: string | undefined) =>
+        call(t, "POST", "/svc/api/jobs/hello/run", { headers: { ...admin, ...(origin ? { origin } : {}) }, body: {} });
+      const evil = await post("https://evil.example");
+      expect(evil.status).toBe(403);
+      expect(evil.json.error).toEqual({
+        code: "forbidden",
+        message: "cross-origin request from https://evil.example refused: add that origin to api.cors.allowed_origins to allow it",
+      });
+      expect((await post("null")).status, "a sandboxed page").toBe(403);
+      expect((await post(ORIGIN)).status, "a listed origin").toBe(202);
+      expect((await post(`http://${d.addr}`)).status, "the dashboard itself").toBe(202);
+      expect((await post(undefined)).status, "curl, svc").toBe(202);
+      // Reading is left to CORS (the browser hides the answer); GETs change nothing.
+      expect((await call(t, "GET", "/svc/api/status", { headers: { ...admin, origin: "https://evil.example" } })).status).toBe(200);
+      const run = await post(undefined);
+      const ws = await wsOpen(`ws://${d.addr}/svc/ws/logs/${run.json.run_id}`, { headers: { ...admin, origin: "https://evil.example" } });
+      expect(ws.ok ? 101 : ws.status, "cross-site WebSocket hijacking").toBe(403);
+      const own = await wsOpen(`ws://${d.addr}/svc/ws/logs/${run.json.run_id}`, { headers: { ...admin, origin: `http://${d.addr}` } });
+      expect(own.ok).toBe(true);
+      if (own.ok) await own.closed;
+    });
+  });
+
   describe("api.base_path", () => {
     it("mounts the API under the prefix; outside it is 404 and the bare prefix redirects to prefix/", async () => {
       expect((await call(t, "GET", "/svc/api/status", { headers: admin })).status).toBe(200);
@@ -215,6 +240,18 @@ describe("startup warnings", () => {
         "anyone who can reach it can run, cancel and reconfigure jobs, which run shell commands as this user. Bind 127.0.0.1 (api.addr) or enable both api.tls and auth.",
     );
     expect(d.addr).toMatch(/^0\.0\.0\.0:\d+$/);
+  });
+
+  it("answers on its loopback address only to loopback host names when there is no auth (DNS rebinding)", async () => {
+    const port = Number(d.addr.slice(d.addr.lastIndexOf(":") + 1));
+    const t = { host: "127.0.0.1", port };
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `svc.localhost:${port}`]) {
+      expect((await call(t, "GET", "/api/status", { headers: { host } })).status, host).toBe(200);
+    }
+    const rebound = await call(t, "GET", "/api/status", { headers: { host: `evil.example:${port}` } });
+    expect(rebound.status).toBe(403);
+    expect(rebound.json.error.message).toContain('Host "evil.example:' + port + '" is not a loopback name');
+    expect((await call(t, "GET", "/", { headers: { host: `evil.example:${port}` } })).status, "the dashboard too").toBe(403);
   });
 
   it("warns about a * CORS origin and then allows every origin (without credentials)", async () => {

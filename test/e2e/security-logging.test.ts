@@ -135,9 +135,23 @@ describe("log file, audit log and secrets", () => {
     for (let i = 0; i < 420; i += 20) {
       await Promise.all(Array.from({ length: 20 }, () => call(t, "GET", path, { headers: auth })));
     }
-    const files = await until("two compressed copies", () => {
-      const names = readdirSync(logDir()).sort();
-      return names.includes("svcd.log.1.gz") && names.includes("svcd.log.2.gz") ? names : null;
+    // A copy is complete once it gunzips (rotation compresses in the background).
+    const complete = (f: string) => {
+      try {
+        return gunzipSync(readFileSync(join(logDir(), f))).length > 0;
+      } catch {
+        return false;
+      }
+    };
+    // Settled: the same files and sizes twice, 300 ms apart, and both copies complete.
+    const snapshot = () => readdirSync(logDir()).sort().map((f) => `${f}:${statSync(join(logDir(), f)).size}`).join(",");
+    let last = "";
+    const files = await until("two compressed copies", async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      const now = snapshot();
+      const settled = now === last && complete("svcd.log.1.gz") && complete("svcd.log.2.gz");
+      last = now;
+      return settled ? readdirSync(logDir()).sort() : null;
     });
     expect(files.filter((f) => !f.endsWith(".tmp"))).toEqual(["svcd.log", "svcd.log.1.gz", "svcd.log.2.gz"]);
     for (const f of ["svcd.log.1.gz", "svcd.log.2.gz"]) {

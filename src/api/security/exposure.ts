@@ -4,7 +4,7 @@ import type { DaemonConfig } from "../../config/types.js";
 /** 127.0.0.0/8, ::1 and IPv4-mapped loopback. Wildcards (0.0.0.0, ::) are not loopback: they bind every interface. */
 export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
-  if (h === "localhost") return true;
+  if (h === "localhost" || h.endsWith(".localhost")) return true;
   if (isIP(h) === 4) return h.startsWith("127.");
   if (h === "::1") return true;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
