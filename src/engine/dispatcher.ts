@@ -224,7 +224,8 @@ export class Dispatcher {
       exit_code: result.exitCode,
       hc_status: result.hc,
       finished_at: new Date(finishedAt).toISOString(),
-      duration_ms: finishedAt - Date.parse(current.started_at ?? new Date(finishedAt).toISOString()),
+      // Wall-clock difference: a clock stepped back during the run must not make it negative.
+      duration_ms: Math.max(0, finishedAt - Date.parse(current.started_at ?? new Date(finishedAt).toISOString())),
       pid: null,
     };
     ctx.store.jobState.upsert(job.name, { lock_pid: null });

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { formatDuration } from "../config/index.js";
 import type { ProjectConfig } from "../config/types.js";
 import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
@@ -11,6 +12,8 @@ import { Scheduler, type NextRunInfo } from "./scheduler.js";
 import type { ScheduledSlot } from "../schedule/nextRun.js";
 
 export const MAX_REASON_LENGTH = 500;
+/** Backward clock movements smaller than this are jitter, not a step. */
+const CLOCK_STEP_BACK_MS = 1_000;
 
 export interface StartSummary {
   next: NextRunInfo[];
@@ -28,6 +31,8 @@ export class Engine {
   private readonly pool: Dispatcher;
   private readonly scheduler: Scheduler;
   private tickTimer: TimerHandle | null = null;
+  /** The clock at the last tick: a reading well below it means the wall clock was stepped back. */
+  private lastTick: number | null = null;
   private stopping: Promise<void> | null = null;
   /** Runs already reported as past their SLA (sla_breached is also stored). */
   private readonly slaReported = new Set<number>();
@@ -61,11 +66,31 @@ export class Engine {
   tick(): void {
     try {
       const now = this.ctx.clock.now();
+      if (this.lastTick !== null && this.lastTick - now > CLOCK_STEP_BACK_MS) this.clockWentBack(this.lastTick - now);
+      this.lastTick = now;
       this.scheduler.tick(now);
       this.checkSla(now);
       this.pool.pump();
     } catch (e) {
       this.ctx.log.error({ err: toError(e) }, "tick failed");
+    }
+  }
+
+  /**
+   * The wall clock was stepped back (NTP, a manual change). Slots are instants and need
+   * nothing (the scheduler never fires a slot twice), but a retry delay is a duration: each
+   * pending retry keeps the wait it had left instead of also waiting out the step.
+   */
+  private clockWentBack(byMs: number): void {
+    this.ctx.log.warn({ back_ms: byMs }, `the clock went back by ${formatDuration(byMs)}: pending retries keep their remaining delay`);
+    for (const w of this.ctx.waiting.values()) {
+      if (w.status !== "RETRYING" || w.nextAttemptAt === null) continue;
+      w.nextAttemptAt -= byMs;
+      try {
+        this.ctx.store.runs.update(w.id, { next_attempt_at: new Date(w.nextAttemptAt).toISOString() });
+      } catch (e) {
+        this.ctx.log.error({ err: toError(e), run_id: w.id }, "could not store the moved retry instant");
+      }
     }
   }
 
