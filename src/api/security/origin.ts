@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { DaemonConfig } from "../../config/types.js";
 import { ApiError } from "../errors.js";
@@ -18,8 +19,10 @@ import { isLoopback } from "./exposure.js";
  *   browsers send no `Origin` and are not affected.
  * - DNS rebinding. A page on evil.example that re-points its name to
  *   127.0.0.1 is "same origin" with the daemon. Without auth, a connection
- *   that arrived on a loopback address must name a loopback host
- *   (`localhost`, `127.x.y.z`, `[::1]`) in `Host`.
+ *   that arrived on a loopback address may not name a DNS domain in `Host`
+ *   (a name with a dot, like `evil.example`): IP literals, `localhost`,
+ *   `*.localhost` and single-label names (`svc`) are fine, since a
+ *   rebinding page needs a public DNS name.
  *
  * The Unix socket is not a browser's concern and is exempt.
  */
@@ -29,12 +32,12 @@ export function installOriginGuard(app: FastifyInstance, cfg: DaemonConfig["api"
   app.addHook("onRequest", async (request, reply) => {
     if (isUnixSocketRequest(request)) return;
     const host = headerValue(request.headers.host)?.toLowerCase() ?? null;
-    if (authType() === "none" && host !== null && isLoopback(request.socket.localAddress ?? "") && !isLoopback(hostname(host))) {
+    if (authType() === "none" && host !== null && isDomainName(hostname(host)) && isLoopback(request.socket.localAddress ?? "")) {
       return sendError(
         reply,
         new ApiError(
           "forbidden",
-          `Host "${host}" is not a loopback name: without auth (auth.type none) the daemon answers on its loopback address only to localhost, 127.0.0.1 and [::1] (DNS rebinding protection); enable auth to serve other names`,
+          `Host "${host}" is a DNS name: without auth (auth.type none) the daemon answers on its loopback address only to localhost, IP addresses and single-label names (DNS rebinding protection); use http://127.0.0.1:<port>/ or enable auth`,
         ),
       );
     }
@@ -67,6 +70,13 @@ function hostname(host: string): string {
   if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1);
   const i = host.lastIndexOf(":");
   return i < 0 ? host : host.slice(0, i);
+}
+
+/** A name a web page could be served from and rebound: it has a dot, and is neither an IP literal nor under `.localhost`. */
+function isDomainName(name: string): boolean {
+  if (name.startsWith("[") || isIP(name) !== 0) return false;
+  const n = name.replace(/\.$/, "");
+  return n.includes(".") && !isLoopback(n);
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
