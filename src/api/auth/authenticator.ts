@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DaemonConfig } from "../../config/types.js";
 import type { Logger } from "../../shared/logger.js";
@@ -13,7 +14,7 @@ import { readTokenFile } from "./tokenFile.js";
 export type AuthConfig = DaemonConfig["auth"];
 
 export interface AuthRequest {
-  headers: import("node:http").IncomingHttpHeaders;
+  headers: IncomingHttpHeaders;
   /** A WebSocket upgrade (the `bearer.<token>` subprotocol counts). */
   isUpgrade: boolean;
   /** The client address, for the failure limit and logs. */

@@ -6,10 +6,13 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import WebSocket from "ws";
+
+/** Whatever a JSON document holds (JSON.parse's own type): tests read answers field by field. */
+export type Json = ReturnType<typeof JSON.parse>;
 
 export interface Target {
   host: string;
@@ -30,7 +33,7 @@ export interface Reply {
   headers: IncomingHttpHeaders;
   text: string;
   /** The parsed body, or null when it is not JSON. */
-  json: any;
+  json: Json;
 }
 
 export interface CallOptions {
@@ -57,7 +60,7 @@ export function call(t: Target, method: string, path: string, opts: CallOptions 
       ...opts.headers,
     };
     const common = { host: t.host, port: t.port, method, path, headers, agent: false as const, localAddress: opts.localAddress };
-    const onRes = (res: import("node:http").IncomingMessage) => {
+    const onRes = (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
@@ -81,13 +84,13 @@ export function call(t: Target, method: string, path: string, opts: CallOptions 
 }
 
 export type WsAttempt =
-  | { ok: true; ws: WebSocket; protocol: string; frames: () => any[]; closed: Promise<number> }
+  | { ok: true; ws: WebSocket; protocol: string; frames: () => Json[]; closed: Promise<number> }
   | { ok: false; status: number; headers: IncomingHttpHeaders; text: string };
 
 /** Opens a WebSocket; a refused upgrade resolves with its HTTP status instead of throwing. */
 export function wsOpen(url: string, opts: { headers?: Record<string, string>; protocols?: string[]; tls?: TlsClient } = {}): Promise<WsAttempt> {
   return new Promise((resolve, reject) => {
-    const frames: any[] = [];
+    const frames: Json[] = [];
     const ws = new WebSocket(url, opts.protocols ?? [], { headers: opts.headers, ...opts.tls, handshakeTimeout: 10_000 });
     const closedCode = new Promise<number>((r) => ws.once("close", (code) => r(code)));
     ws.on("message", (d) => frames.push(JSON.parse(d.toString())));
