@@ -1,3 +1,5 @@
+// First: the heap sizing must apply before the daemon's modules allocate.
+import "./heap.js";
 import { fileURLToPath } from "node:url";
 import { dataDir, findConfig, findDaemonConfig } from "../config/index.js";
 import { toError } from "../shared/toError.js";
