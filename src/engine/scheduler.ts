@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { JobConfig } from "../config/types.js";
+import type { JobConfig, ScheduleSpec } from "../config/types.js";
 import { describeSlot, nextRun, type ScheduledSlot } from "../schedule/nextRun.js";
 import { DuplicateSlotError } from "../store/errors.js";
 import { createRun, type EngineContext } from "./context.js";
@@ -8,8 +8,25 @@ import { plan, type ScheduleEntry } from "./planner.js";
 
 interface Entry extends ScheduleEntry {
   slot: ScheduledSlot;
-  /** JSON of the job's ScheduleSpec: a reload recomputes the slot only when it changed. */
-  specKey: string;
+  /** The ScheduleSpec the slot was computed from: a reload recomputes the slot only when it changed. */
+  spec: ScheduleSpec;
+}
+
+/**
+ * Deep equality of plain config data (objects, arrays, primitives): no
+ * allocation, unlike comparing JSON texts, and no per-job JSON kept in memory.
+ */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+    if (!sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
 }
 
 /** What the daemon logs at startup for each scheduled job. */
@@ -61,7 +78,7 @@ export class Scheduler {
     this.ctx.store.tx(() => {
       for (const job of jobs.values()) {
         const entry = this.entries.get(job.name);
-        if (entry && entry.specKey === JSON.stringify(job.schedule)) continue;
+        if (entry && sameData(entry.spec, job.schedule)) continue;
         this.arm(job, now, this.ctx.store.jobState.get(job.name)?.paused === 1);
       }
     });
@@ -116,7 +133,7 @@ export class Scheduler {
       dueAt: slot.at + (jitter > 0 ? Math.floor(this.ctx.random() * jitter) : 0),
       paused,
       slot,
-      specKey: JSON.stringify(job.schedule),
+      spec: job.schedule,
     });
     this.ctx.store.jobState.upsert(job.name, { next_run: slot.utc });
     if (slot.note) this.ctx.log.warn({ job: job.name, timezone: job.schedule.timezone, slot: slot.utc }, `job ${job.name}: ${slot.note}`);
