@@ -72,7 +72,7 @@ function parseUnsafe(text: string, file: string, env: NodeJS.ProcessEnv, wantWar
 
   const dotenv = loadDotenv(file);
   if (dotenv.error) issues.warn([], dotenv.error);
-  const built = buildProject(asDict(data), file, env, dotenv.vars, issues);
+  const built = buildProject(asDict(data), file, env, dotenv.vars, issues, () => fileOrder(asDict(asDict(data).jobs), parsed.locator));
 
   if (issues.errors.length === 0 && (issues.warnings.length === 0 || !wantWarnings) && built.graph.cycle === null) {
     return { ok: true, value: deepFreezeProject(built), warnings: [] };
@@ -86,12 +86,26 @@ function parseUnsafe(text: string, file: string, env: NodeJS.ProcessEnv, wantWar
   return { ok: true, value: deepFreezeProject(built), warnings };
 }
 
+/**
+ * Job names in file order. A parsed map is a JavaScript object, which lists
+ * integer-like keys ("0", "42") first whatever the file says; only when
+ * such a name is present are positions computed to put them back.
+ */
+function fileOrder(jobsRaw: Record<string, unknown>, locator: () => Locate): string[] {
+  const names = Object.keys(jobsRaw);
+  if (!names.some((n) => /^(?:0|[1-9]\d*)$/.test(n) && Number(n) < 2 ** 32 - 1)) return names;
+  const locate = locator();
+  const at = new Map(names.map((n) => [n, locate(["jobs", n])]));
+  return names.sort((a, b) => at.get(a)!.line - at.get(b)!.line || at.get(a)!.column - at.get(b)!.column);
+}
+
 function buildProject(
   root: Record<string, unknown>,
   file: string,
   env: NodeJS.ProcessEnv,
   dotenv: Record<string, string>,
   issues: IssueList,
+  jobOrder: () => string[] = () => Object.keys(asDict(root.jobs)),
 ): ProjectConfig {
   const defaults = asDict(root.defaults);
   let defaultTimezone: string | null = null;
@@ -113,7 +127,8 @@ function buildProject(
   const jobsRaw = asDict(root.jobs);
   const jobs = new Map<string, JobConfig>();
   const ctx = { defaults, defaultTz: defaultTimezone, integrations, brokenIntegrations: broken, issues };
-  for (const [name, raw] of Object.entries(jobsRaw)) {
+  for (const name of jobOrder()) {
+    const raw = jobsRaw[name];
     if (!isDict(raw)) continue; // schema reported it
     jobs.set(name, buildJob(name, raw, ctx));
   }
