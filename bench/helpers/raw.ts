@@ -3,7 +3,7 @@
  * child_process.spawn with piped stdout/stderr and `detached: true` (each
  * job in its own process group), and better-sqlite3 batched inserts.
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -94,3 +94,35 @@ export function rawSqliteRate(rows: number): number {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The body of rawBurstInFreshNode's child: a minimal Node process, no modules loaded. */
+const FRESH_BURST = `
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+const [n, ...cmd] = JSON.parse(process.argv[1]);
+const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+const target = Math.ceil((Date.now() + 300) / 1000) * 1000;
+await new Promise((r) => setTimeout(r, target - Date.now()));
+await Promise.all(Array.from({ length: n }, async () => {
+  const c = spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  c.stdout.on("data", () => {});
+  c.stderr.on("data", () => {});
+  await once(c, "close");
+}));
+process.stdout.write(String(target));
+`;
+
+/**
+ * rawBurst from a fresh, minimal Node process (no modules, ~40 MB): fork
+ * costs grow with the parent's memory, so this is the floor any Node
+ * scheduler pays here, independent of how big the benchmark process is.
+ */
+export function rawBurstInFreshNode(n: number, cmd: string[]): Promise<{ target: number }> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ["--input-type=module", "-e", FRESH_BURST, JSON.stringify([n, ...cmd])], { timeout: 30_000 }, (err, stdout) => {
+      if (err) reject(err);
+      else resolve({ target: Number(stdout.trim()) });
+    });
+  });
+}
+
