@@ -119,8 +119,9 @@ export class Authenticator {
     if (p.kind === "none") return { ok: false, challenge, message: "authentication required: send Authorization: Bearer <token>" };
     if (p.kind === "malformed") return { ok: false, challenge: `${challenge}, error="invalid_request"`, message: `malformed credentials: ${p.why}` };
     if (p.kind !== "bearer") {
-      const scheme = p.kind === "basic" ? "Basic" : p.scheme;
-      return { ok: false, challenge, message: `this daemon takes bearer tokens (auth.type bearer), not ${scheme} credentials` };
+      // The scheme is not quoted unless known: a token sent without "Bearer " would be echoed.
+      const what = p.kind === "basic" ? "not Basic credentials" : 'the Authorization header does not start with "Bearer "';
+      return { ok: false, challenge, message: `this daemon takes bearer tokens (auth.type bearer): ${what}` };
     }
     const given = digest(p.token);
     // Every token is compared, whichever matches: the time does not depend on which one (or none) did.
@@ -138,8 +139,8 @@ export class Authenticator {
     if (p.kind === "none") return { ok: false, challenge, message: "authentication required: send HTTP Basic credentials" };
     if (p.kind === "malformed") return { ok: false, challenge, message: `malformed credentials: ${p.why}` };
     if (p.kind !== "basic") {
-      const scheme = p.kind === "bearer" ? "Bearer" : p.scheme;
-      return { ok: false, challenge, message: `this daemon takes HTTP Basic credentials (auth.type basic), not ${scheme}` };
+      const what = p.kind === "bearer" ? "not a bearer token" : 'the Authorization header does not start with "Basic "';
+      return { ok: false, challenge, message: `this daemon takes HTTP Basic credentials (auth.type basic): ${what}` };
     }
     const r = await this.basic.verify(p.username, p.password, req.client);
     if (r.ok) return { ok: true, principal: { name: r.user.username, role: r.user.role, transport: "tcp" } };

@@ -6,7 +6,8 @@ export type Presented =
   | { kind: "bearer"; token: string }
   | { kind: "basic"; username: string; password: string }
   | { kind: "malformed"; why: string }
-  | { kind: "other"; scheme: string };
+  /** Another scheme (Digest, Negotiate ...), or a bare value without one. */
+  | { kind: "other" };
 
 /** Longer credentials are refused unread: no token or password is this long. */
 const MAX_CREDENTIAL = 4096;
@@ -53,5 +54,5 @@ export function parseAuthorization(header: string): Presented {
     if (colon < 0) return { kind: "malformed", why: 'the Basic credentials are not "username:password"' };
     return { kind: "basic", username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
   }
-  return { kind: "other", scheme: m[1]! };
+  return { kind: "other" };
 }
