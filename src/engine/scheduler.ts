@@ -65,7 +65,7 @@ export class Scheduler {
         if (persisted !== null && persisted <= now && nextRun(job.schedule, persisted - 1) !== null) {
           this.missed(job, persisted, now, "the daemon was not running");
         }
-        info.push({ job: job.name, slot: this.arm(job, now, state?.paused === 1) });
+        info.push({ job: job.name, slot: this.arm(job, now, state?.paused === 1, state === undefined ? undefined : state.next_run) });
       }
     });
     return info;
@@ -118,12 +118,17 @@ export class Scheduler {
     return this.entries.get(job)?.slot ?? null;
   }
 
-  /** Computes and stores the job's first slot strictly after `after`. */
-  private arm(job: JobConfig, after: number, paused: boolean): ScheduledSlot | null {
+  /**
+   * Computes and stores the job's first slot strictly after `after`.
+   * `stored` is job_state.next_run as just read (undefined when unknown or
+   * when the job has no row yet): an unchanged value is not written again,
+   * which is most of a restart's startup writes.
+   */
+  private arm(job: JobConfig, after: number, paused: boolean, stored?: string | null): ScheduledSlot | null {
     const slot = nextRun(job.schedule, after);
     if (!slot) {
       this.entries.delete(job.name);
-      this.ctx.store.jobState.upsert(job.name, { next_run: null });
+      if (stored !== null) this.ctx.store.jobState.upsert(job.name, { next_run: null });
       return null;
     }
     const jitter = this.ctx.daemon.scheduler.scheduleJitterMs;
@@ -135,7 +140,7 @@ export class Scheduler {
       slot,
       spec: job.schedule,
     });
-    this.ctx.store.jobState.upsert(job.name, { next_run: slot.utc });
+    if (stored !== slot.utc) this.ctx.store.jobState.upsert(job.name, { next_run: slot.utc });
     if (slot.note) this.ctx.log.warn({ job: job.name, timezone: job.schedule.timezone, slot: slot.utc }, `job ${job.name}: ${slot.note}`);
     return slot;
   }
