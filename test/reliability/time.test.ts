@@ -167,8 +167,7 @@ describe("clock jumps while the engine runs", () => {
     ]);
     // back an hour after 03:00 and forward again: 03:00 once, then 04:00
     const back = [t + 1_000, Date.parse("2027-01-10T02:10:00.000Z"), Date.parse("2027-01-10T03:00:30.000Z"), Date.parse("2027-01-10T04:00:00.000Z")];
-    let from = t;
-    const path = back.map((to) => ({ from: (from = to), to }));
+    const path = back.map((to, i) => ({ from: i === 0 ? t : back[i - 1]!, to }));
     expect(model(h, false, t, path).map((e) => e.by)).toEqual(["scheduler", "scheduler"]);
   });
 
