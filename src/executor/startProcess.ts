@@ -87,6 +87,15 @@ function spawnErrorReason(spec: SpawnSpec, e: NodeJS.ErrnoException): string {
       return `cannot start ${what}: command not found (ENOENT)`;
     case "EACCES":
       return `cannot start ${what}: permission denied, not executable (EACCES)`;
+    // Resource limits of svcd itself, not faults of the job: say which limit to raise.
+    case "EMFILE":
+      return `cannot start ${what}: svcd has no file descriptors left (EMFILE): raise its limit (ulimit -n, systemd LimitNOFILE=)`;
+    case "ENFILE":
+      return `cannot start ${what}: the system has no file descriptors left (ENFILE)`;
+    case "EAGAIN":
+      return `cannot start ${what}: no more processes allowed (EAGAIN): raise the limit (ulimit -u, systemd TasksMax=)`;
+    case "ENOMEM":
+      return `cannot start ${what}: out of memory (ENOMEM)`;
     default:
       return `cannot start ${what}: ${e.message}`;
   }
