@@ -7,6 +7,8 @@
  * Returns null when the text holds nothing searchable.
  */
 export function toFtsQuery(q: string): string | null {
+  // FTS5 reads a query up to a NUL ("unterminated string"); stored lines never hold one (NUL becomes U+FFFD).
+  if (q.includes("\0")) q = q.replaceAll("\0", " ");
   const parts: string[] = [];
   const re = /"([^"]*)"|(\S+)/g;
   for (let m = re.exec(q); m !== null; m = re.exec(q)) {
