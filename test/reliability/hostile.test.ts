@@ -235,6 +235,7 @@ describe("header injection, smuggling shapes and oversized requests on the wire"
     ["NUL in a header name", "GET /api/status HTTP/1.1\r\nHost: x\r\nX\u0000A: b\r\nConnection: close\r\n\r\n", (s) => s === 400],
     ["an obs-fold continuation line", "GET /api/status HTTP/1.1\r\nHost: x\r\nX-A: a\r\n folded\r\nConnection: close\r\n\r\n", (s) => s === 400 || s === 200],
     ["CR/LF encoded in the query (reflected nowhere)", "GET /api/jobs?tag=a%0d%0aX-Injected:%201 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", (s) => s === 400],
+    ["NUL in the full-text query of /api/db/run_logs (found by the fuzzer)", "GET /api/db/run_logs?q=a%00b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", (s) => s === 200 || s === 400],
     ["CR/LF encoded in a path parameter", "GET /api/jobs/a%0d%0aX-Injected:%201 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", (s) => s === 400 || s === 404],
     ["two Content-Length headers", "POST /api/jobs/hello/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{}", (s) => s === 400],
     ["Content-Length with Transfer-Encoding", "POST /api/jobs/hello/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n", (s) => s === 400],
