@@ -149,17 +149,20 @@ describe("200 API clients, 100 WebSocket clients and retention at once", () => {
     const latencies: number[] = [];
     const errors: string[] = [];
     let triggered = 0;
-    const call = (method: string, path: string): Promise<number> =>
+    /** Over the clients' keep-alive agent (a fresh connection can wait out SYN retransmits on a busy box). */
+    const send = (method: string, path: string): Promise<{ status: number; text: string }> =>
       new Promise((resolve, reject) => {
         const body = method === "POST" ? "{}" : undefined;
-        const req = request({ host, port, method, path, agent, headers: body ? { "content-type": "application/json", "content-length": "2" } : {}, timeout: 30_000 }, (res) => {
-          res.resume();
-          res.on("end", () => resolve(res.statusCode ?? 0));
+        const req = request({ host, port, method, path, agent, headers: body ? { "content-type": "application/json", "content-length": "2" } : {}, timeout: 60_000 }, (res) => {
+          let text = "";
+          res.on("data", (c: Buffer) => (text += c.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
         });
         req.on("error", reject);
         req.on("timeout", () => req.destroy(new Error(`${method} ${path} timed out`)));
         req.end(body);
       });
+    const call = async (method: string, path: string): Promise<number> => (await send(method, path)).status;
     const reads = ["/api/status", "/api/jobs", "/api/jobs/talk?runs=20", "/api/db/job_runs?page_size=50", "/api/audit?limit=50", "/api/db/job_state", "/api/dag", "/api/tags"];
 
     // WebSocket waves: 20 talk runs, 5 clients each, while the load runs.
@@ -174,9 +177,9 @@ describe("200 API clients, 100 WebSocket clients and retention at once", () => {
     const wave = async () => {
       const ids: number[] = [];
       for (let i = 0; i < 20; i++) {
-        const r = await d.api<{ run_id: number }>("POST", "/api/jobs/talk/run", {});
+        const r = await send("POST", "/api/jobs/talk/run");
         expect(r.status).toBe(202);
-        ids.push(r.body.run_id);
+        ids.push((JSON.parse(r.text) as { run_id: number }).run_id);
       }
       for (const id of ids) {
         for (let c = 0; c < 5; c++) {
