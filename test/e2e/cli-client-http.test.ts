@@ -207,7 +207,58 @@ describe("bearer tokens (SVC_TOKEN)", () => {
     expect(srv.seen.at(-1)).toBe("upgrade Bearer s3cret-token");
   });
 
-  it.todo("against a real svcd with auth.type bearer and auth.bearer.token_file: every command with SVC_TOKEN, and 401 without (needs the daemon's auth hook; src/api/principal.ts has none yet)");
+});
+
+describe("a real svcd with auth.type bearer", () => {
+  let p: ClientProject;
+  let url: string;
+  const ADMIN = "admin-token-0123456789";
+  const VIEWER = "viewer-token-9876543210";
+
+  beforeAll(async () => {
+    p = clientProject({
+      "svc.yaml": YAML,
+      "svcd.yaml": "auth:\n  type: bearer\n  bearer:\n    token_file: tokens.txt\n",
+      "tokens.txt": `# operators\n${ADMIN}\n${VIEWER} viewer\n`,
+    });
+    await p.start(); // readiness through the Unix socket, whose peers are trusted
+    url = `http://${p.addr()}`;
+  });
+  afterAll(async () => {
+    await p?.stop();
+    p?.remove();
+  });
+
+  it("every kind of command works over HTTP with SVC_TOKEN, runs are triggered by the token principal", async () => {
+    const env = { SVC_TOKEN: ADMIN };
+    const run = await p.svc(["run", "hello", "--wait", "--addr", url], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("hello over http");
+    const history = json<{ runs: RunRow[] }>((await p.svc(["history", "hello", "--json", "--addr", url], { env })).stdout);
+    expect(history.runs[0]!.triggered_by).toMatch(/^token:[0-9a-f]{8}$/);
+    expect((await p.svc(["logs", "hello", "--addr", url], { env })).stdout).toContain("hello over http");
+    expect(json<{ total: number }>((await p.svc(["audit", "--json", "--addr", url], { env })).stdout).total).toBeGreaterThan(0);
+    expect((await p.svc(["pause", "hello", "--addr", url], { env })).code).toBe(0);
+    expect((await p.svc(["resume", "hello", "--addr", url], { env })).code).toBe(0);
+  });
+
+  it("without a token or with a wrong one: exit 1, 401 and how to set SVC_TOKEN, the token never echoed", async () => {
+    const none = await p.svc(["status", "--addr", url]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/401 unauthorized: .*SVC_TOKEN is not set/);
+    const wrong = await p.svc(["status", "--addr", url], { env: { SVC_TOKEN: "not-a-token" } });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/rejected SVC_TOKEN/);
+    expect(wrong.stderr).not.toContain("not-a-token");
+  });
+
+  it("a viewer token reads but may not trigger (403)", async () => {
+    const env = { SVC_TOKEN: VIEWER };
+    expect((await p.svc(["status", "--addr", url], { env })).code).toBe(0);
+    const r = await p.svc(["run", "hello", "--addr", url], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/role "viewer" may not POST \/api\/jobs\/hello\/run/);
+  });
 });
 
 describe("HTTPS with SVC_CACERT", () => {
