@@ -252,6 +252,24 @@ describe("a real svcd with auth.type bearer", () => {
     expect(wrong.stderr).not.toContain("not-a-token");
   });
 
+  it("svc start succeeds without a Unix socket even though the daemon answers 401", async () => {
+    const base = mkdtempSync(join(tmpdir(), "svc-http-auth-"));
+    const q = clientProject(
+      { "svc.yaml": YAML, "svcd.yaml": "auth:\n  type: bearer\n  bearer:\n    token_file: tokens.txt\n", "tokens.txt": `${ADMIN}\n` },
+      { dataDir: join(base, "d".repeat(120)) },
+    );
+    try {
+      expect(await q.start()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      expect(existsSync(join(q.dataDir, "svcd.sock"))).toBe(false);
+      const r = await q.svc(["status"], { env: { SVC_TOKEN: ADMIN } });
+      expect(r.code, r.stderr).toBe(0);
+    } finally {
+      await q.stop();
+      q.remove();
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   it("a viewer token reads but may not trigger (403)", async () => {
     const env = { SVC_TOKEN: VIEWER };
     expect((await p.svc(["status", "--addr", url], { env })).code).toBe(0);

@@ -98,8 +98,14 @@ async function refuseIfRunning(ctx: CliContext, globals: ClientGlobals, projectF
   }
 }
 
+/** Whether the daemon answers at all: a refusal (401 without a socket and SVC_TOKEN) is an answer. */
 async function answers(ctx: CliContext, globals: ClientGlobals): Promise<boolean> {
-  return (await daemonInfo(ctx, globals, 2_000)) !== null;
+  try {
+    return (await daemonInfo(ctx, globals, 2_000)) !== null;
+  } catch (e) {
+    if (e instanceof ApiError) return true;
+    throw e;
+  }
 }
 
 /** The running daemon's info over the local transport, or null when none answers. */
