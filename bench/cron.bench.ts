@@ -104,7 +104,7 @@ export default async function cronBench(): Promise<BenchSection> {
   const cronOut = join(work, "cron.txt");
   const svcOut = join(work, "svc.txt");
   // cron's jobs at minute M, svc's at M+1: they never compete for the CPU at their instant.
-  const m = pickMinute(35_000, idleMinutes + 1);
+  const m = pickMinute(20_000, idleMinutes + 1);
   const svcAt = m + MINUTE;
   const end = m + (idleMinutes * MINUTE) + 5_000;
 
