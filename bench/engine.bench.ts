@@ -163,7 +163,7 @@ export default async function engineBench(): Promise<BenchSection> {
     });
   }
 
-  const alone = await dispatchDelay(["alone"], q ? 6 : 15);
+  const alone = await dispatchDelay(["alone"], q ? 6 : 10);
   const aloneP99 = pct(alone.svc, 99);
   results.push(
     {
@@ -178,7 +178,7 @@ export default async function engineBench(): Promise<BenchSection> {
   );
 
   const names = Array.from({ length: BURST }, (_, i) => `burst-${String(i).padStart(2, "0")}`);
-  const burst = await dispatchDelay(names, q ? 3 : 6);
+  const burst = await dispatchDelay(names, q ? 3 : 5);
   const burstP99 = median(burst.svcP99);
   const rawBurstP99 = median(burst.rawP99);
   const burstRatio = burstP99 / rawBurstP99;
@@ -205,7 +205,7 @@ export default async function engineBench(): Promise<BenchSection> {
   );
 
   for (const inFlight of [1, 8, 32]) {
-    const t = await throughput(inFlight, q ? 1 : 3, q ? 600 : 1_000);
+    const t = await throughput(inFlight, q ? 1 : 2, q ? 600 : 1_000);
     const ratio = median(t.ratios);
     results.push(
       { name: `raw spawn /bin/true, ${inFlight} in flight`, value: Math.round(median(t.raw)), unit: "spawns/s" },
