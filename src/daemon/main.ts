@@ -53,6 +53,12 @@ export async function runDaemonCommand(opts: DaemonCommandOptions): Promise<numb
     process.off("SIGHUP", onHup);
   };
 
+  const fail = (e: unknown): number => {
+    detach();
+    const lines = e instanceof StartupError ? e.lines : [toError(e).message];
+    for (const line of lines) process.stderr.write(`svcd: ${line}\n`);
+    return 1;
+  };
   let paths: DaemonPaths;
   try {
     const config = findConfig({ flag: opts.config, env: process.env, cwd: process.cwd() });
@@ -62,36 +68,27 @@ export async function runDaemonCommand(opts: DaemonCommandOptions): Promise<numb
       daemonConfig: findDaemonConfig(config, opts.daemonConfig),
       webRoot: fileURLToPath(new URL("../web", import.meta.url)),
     };
-    daemon = new Daemon(paths);
-    await daemon.start();
-    started = true;
   } catch (e) {
-    detach();
-    const lines = e instanceof StartupError ? e.lines : [toError(e).message];
-    for (const line of lines) process.stderr.write(`svcd: ${line}\n`);
-    return 1;
+    return fail(e);
   }
-  if (interrupts > 0) {
-    daemon.logger.info("a stop signal arrived during startup: stopping");
-    void daemon.stop({ force: interrupts > 1 });
-  }
-  await daemon.done;
-  // The data directory was removed under it: the database was written back, start again from it.
-  while (daemon.restartRequested && interrupts === 0) {
+  // Runs until stopped. When the data directory was removed under it, the
+  // daemon wrote the database back and asked to start again from it.
+  for (let round = 0; ; round++) {
     started = false;
     try {
       daemon = new Daemon(paths);
       await daemon.start();
       started = true;
     } catch (e) {
-      detach();
-      const lines = e instanceof StartupError ? e.lines : [toError(e).message];
-      for (const line of lines) process.stderr.write(`svcd: ${line}\n`);
-      return 1;
+      return fail(e);
     }
-    daemon.logger.info("started again after the data directory was put back");
-    if (interrupts > 0) void daemon.stop({ force: interrupts > 1 });
+    if (round > 0) daemon.logger.info("started again after the data directory was put back");
+    if (interrupts > 0) {
+      daemon.logger.info("a stop signal arrived during startup: stopping");
+      void daemon.stop({ force: interrupts > 1 });
+    }
     await daemon.done;
+    if (!daemon.restartRequested || interrupts > 0) break;
   }
   detach();
   return 0;
