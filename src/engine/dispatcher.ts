@@ -200,6 +200,8 @@ export class Dispatcher {
     // Runs the outcome makes ready start after the commit, in the pump below.
     this.pumping = true;
     try {
+      // Every line of the attempt is stored before its end: whoever sees the run finished reads all of it.
+      ctx.store.logs.flush();
       ctx.store.tx(() => this.record(run, job, result, finishedAt));
     } catch (e) {
       const err = toError(e);
