@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { createServer, request, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { runSvc, SVC_BIN, tempProject, type RunOptions, type RunResult, type TempProject } from "./cli.js";
@@ -90,48 +90,9 @@ export function alive(pid: number): boolean {
   }
 }
 
-export function httpJson<T>(
-  target: { host?: string; port?: number; socketPath?: string },
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: T }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = request(
-      { ...target, method, path, timeout: 10_000, headers: { ...(data ? { "content-type": "application/json" } : {}), ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // keep the text
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed as T });
-        });
-      },
-    );
-    req.on("error", reject);
-    req.on("timeout", () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.end(data);
-  });
-}
+import { httpJson, until } from "../../helpers/daemonKit.js";
 
-/** Polls until `pred` is truthy (real time, 50 ms steps). */
-export async function until<T>(what: string, pred: () => T | Promise<T>, ms = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await pred();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { httpJson, until };
 
 export interface RunRow {
   id: number;
