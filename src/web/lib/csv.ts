@@ -1,9 +1,4 @@
-/** RFC 4180: CRLF line ends; fields with a comma, quote, CR or LF are quoted, quotes doubled. */
-export function csvField(v: unknown): string {
-  if (v === null || v === undefined) return "";
-  const s = typeof v === "object" ? JSON.stringify(v) : String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
+import { AUDIT_CSV_COLUMNS, csvField } from "../../shared/csv.js";
 
 export function toCsv(header: readonly string[], rows: readonly Record<string, unknown>[]): string {
   const lines = [header.join(",")];
@@ -12,22 +7,7 @@ export function toCsv(header: readonly string[], rows: readonly Record<string, u
 }
 
 /** Header of `svc audit --export csv` (CONTRACT §1). */
-export const AUDIT_CSV_HEADER = [
-  "id",
-  "job_name",
-  "status",
-  "trigger",
-  "triggered_by",
-  "reason",
-  "attempt",
-  "started_at",
-  "finished_at",
-  "duration_ms",
-  "exit_code",
-  "sla_breached",
-  "hc_status",
-  "cycle_id",
-] as const;
+export const AUDIT_CSV_HEADER = AUDIT_CSV_COLUMNS;
 
 export function download(filename: string, text: string, type = "text/csv"): void {
   const url = URL.createObjectURL(new Blob([text], { type }));
