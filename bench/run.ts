@@ -6,9 +6,9 @@
  * Each section sits between `<!-- bench:<file> -->` markers in that file, so
  * a run replaces only the sections it measured and keeps the others (each
  * section says when and on what it was measured). Above the sections the
- * file gets a generated summary of every target (met or missed), the fixes
- * made (docs/perf/FIXES.md, written by hand) and links to the plots in
- * docs/perf/.
+ * file gets a generated summary of every target (met or missed), notes and
+ * the fixes made (docs/perf/NOTES.md and FIXES.md, written by hand) and links
+ * to the plots in docs/perf/.
  *
  * `--quick` sets SVC_BENCH_QUICK=1: benchmarks that read it use fewer
  * repetitions and shorter windows (bench/helpers/stats.ts `quick()`).
@@ -22,7 +22,8 @@ import type { Bench, BenchResult, BenchSection } from "./types.js";
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const DOC = join(BENCH_DIR, "..", "docs", "PERFORMANCE.md");
 const PERF_DIR = join(BENCH_DIR, "..", "docs", "perf");
-const FIXES = join(PERF_DIR, "FIXES.md");
+/** Hand-written parts, in this order: what the figures say, then the fixes made. */
+const HAND_WRITTEN = ["NOTES.md", "FIXES.md"].map((f) => join(PERF_DIR, f));
 
 interface Ran {
   file: string;
@@ -112,10 +113,10 @@ function targetSummary(sections: string[]): string {
   ].join("\n");
 }
 
-/** The hand-written fixes (docs/perf/FIXES.md) and the plots in docs/perf/. */
+/** The hand-written notes and fixes (docs/perf/NOTES.md, FIXES.md) and the plots in docs/perf/. */
 function fixesAndPlots(): string {
   const parts: string[] = [];
-  if (existsSync(FIXES)) parts.push(readFileSync(FIXES, "utf8").trim());
+  for (const f of HAND_WRITTEN) if (existsSync(f)) parts.push(readFileSync(f, "utf8").trim());
   const plots = existsSync(PERF_DIR) ? readdirSync(PERF_DIR).filter((f) => f.endsWith(".svg")).sort() : [];
   if (plots.length > 0) parts.push(["## Plots", "", ...plots.map((f) => `![${f}](perf/${f})`)].join("\n\n"));
   return parts.join("\n\n");
