@@ -115,8 +115,8 @@ async function drive(d: DaemonProc, dir: string, round: Round, n: number, slotAt
     case "minute": {
       // Kill just before or after a minute boundary where a slot job fires.
       const boundary = nextSlotBoundary(slotAt);
-      // The default run waits for its one slot; the full run only for one that is near.
-      if (boundary === null || boundary - Date.now() > pick(75_000, 15_000)) break; // none near: kill at a random point instead
+      // Wait for the next slot boundary (slots are a minute apart).
+      if (boundary === null || boundary - Date.now() > pick(75_000, 60_000)) break; // none near: kill at a random point instead
       const at = boundary - 200 + Math.floor(Math.random() * 800);
       while (Date.now() < at - 100) {
         await followRunning().catch(() => {});
