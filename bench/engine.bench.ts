@@ -10,7 +10,10 @@
  *    8 and 32 in flight, against raw spawn with as many in flight.
  */
 import type { RunRecord } from "../src/store/types.js";
+import { join } from "node:path";
+import { ROOT } from "./helpers/daemon.js";
 import { engineRig, WarpClock, type Rig } from "./helpers/engineRig.js";
+import { writeChart } from "./helpers/svg.js";
 import { closedLoopRate, parseDateNs, rawBurstDelays, rawRun } from "./helpers/raw.js";
 import { describe, median, pct, quick, round, sig } from "./helpers/stats.js";
 import { tickCost } from "./helpers/tickCost.js";
@@ -204,9 +207,12 @@ export default async function engineBench(): Promise<BenchSection> {
     },
   );
 
+  const curve: { raw: Array<[number, number]>; svc: Array<[number, number]> } = { raw: [], svc: [] };
   for (const inFlight of [1, 8, 32]) {
     const t = await throughput(inFlight, q ? 1 : 2, q ? 600 : 1_000);
     const ratio = median(t.ratios);
+    curve.raw.push([inFlight, median(t.raw)]);
+    curve.svc.push([inFlight, median(t.svc)]);
     results.push(
       { name: `raw spawn /bin/true, ${inFlight} in flight`, value: Math.round(median(t.raw)), unit: "spawns/s" },
       {
@@ -226,6 +232,17 @@ export default async function engineBench(): Promise<BenchSection> {
     );
   }
 
+  writeChart(join(ROOT, "docs", "perf", "throughput.svg"), {
+    title: "Recorded runs of /bin/true vs raw spawn",
+    xLabel: "runs in flight",
+    yLabel: "per second",
+    logX: true,
+    series: [
+      { name: "raw spawn", points: curve.raw },
+      { name: "svc, recorded", points: curve.svc },
+    ],
+  });
+
   return {
     title: "Engine: tick, dispatch delay, recorded-run throughput",
     method:
@@ -239,7 +256,7 @@ export default async function engineBench(): Promise<BenchSection> {
       `same command (pipes, detached), alternated with svc round by round; ${BURST}-job rounds run with executor.pool_size ${BURST}. ` +
       "Throughput: manual runs of `/bin/true` (argv form, concurrency allow, pool_size = in-flight count) kept N in flight through " +
       "`engine.runNow`, counted when SUCCESS is recorded (run row, status transitions, job_state, the attempt's log line), against raw " +
-      "spawns of /bin/true with N in flight, in ABBA quads of 1 s blocks; ratio = median of per-quad ratios.",
+      "spawns of /bin/true with N in flight, in ABBA quads of 1 s blocks; ratio = median of per-quad ratios. Plot: [perf/throughput.svg](perf/throughput.svg).",
     results,
   };
 }
