@@ -1,14 +1,11 @@
 /**
  * The physical limits on this machine, measured the way svc would pay them:
  * child_process.spawn with piped stdout/stderr and `detached: true` (each
- * job in its own process group), and better-sqlite3 batched inserts.
+ * job in its own process group). (The raw better-sqlite3 insert rate is
+ * measured by bench/store.bench.ts.)
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
@@ -35,11 +32,6 @@ export async function closedLoopRate(start: () => Promise<unknown>, inFlight: nu
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
   return (done * 1_000) / (performance.now() - t0);
-}
-
-/** Raw spawn rate of /bin/true (sequential when inFlight = 1). */
-export function rawSpawnRate(inFlight: number, ms: number): Promise<number> {
-  return closedLoopRate(() => rawRun(["/bin/true"]), inFlight, ms);
 }
 
 /** Parses `date +%s.%N` output into epoch ms (microsecond precision). */
@@ -70,29 +62,6 @@ export async function rawBurst(n: number, cmd: string[]): Promise<{ target: numb
 export async function rawBurstDelays(n: number): Promise<number[]> {
   const { target, outs } = await rawBurst(n, ["/bin/date", "+%s.%N"]);
   return outs.map((o) => parseDateNs(o) - target);
-}
-
-/** Raw better-sqlite3 insert rate, ~95-byte rows, 1,000 per transaction, WAL + synchronous=NORMAL. */
-export function rawSqliteRate(rows: number): number {
-  const dir = mkdtempSync(join(tmpdir(), "svc-bench-sqlite-"));
-  try {
-    const db = new Database(join(dir, "raw.db"));
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, run_id INTEGER, seq INTEGER, ts TEXT, stream TEXT, line TEXT)");
-    const ins = db.prepare("INSERT INTO t (run_id, seq, ts, stream, line) VALUES (?, ?, ?, ?, ?)");
-    const ts = new Date().toISOString();
-    const batch = db.transaction((from: number, to: number) => {
-      for (let i = from; i < to; i++) ins.run(1 + (i % 50), i, ts, "stdout", `worker ${i % 16} processed batch ${i} status ok`.padEnd(55, "."));
-    });
-    const t0 = performance.now();
-    for (let i = 0; i < rows; i += 1_000) batch(i, Math.min(rows, i + 1_000));
-    const ms = performance.now() - t0;
-    db.close();
-    return (rows * 1_000) / ms;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 /** The body of rawBurstInFreshNode's child: a minimal Node process, no modules loaded. */
