@@ -49,7 +49,9 @@ export function generateProject(jobs: number, shape: "realistic" | "rich" = "rea
     const freq = FREQS[i % FREQS.length]!;
     out.push(`  job-${i}:`);
     out.push(`    description: "Job ${i}: moves batch ${i % 97} from staging to the warehouse"`);
-    if (i % 5 === 0) out.push(`    command: ["./bin/etl", "--batch", "${i}", "--rows", "{{ outputs.job-${Math.max(0, i - 1)}.rows }}"]`);
+    // every fifth job reads the row count of the job before it, so it depends on it
+    const readsPrevious = i % 5 === 0 && i > 0;
+    if (readsPrevious) out.push(`    command: ["./bin/etl", "--batch", "${i}", "--rows", "{{ outputs.job-${i - 1}.rows }}"]`);
     else out.push(`    command: ./scripts/step.sh ${i} --emit-rows`);
     if (i % 4 === 1) {
       out.push(`    frequency: after:job-${i - 1}`);
@@ -60,7 +62,8 @@ export function generateProject(jobs: number, shape: "realistic" | "rich" = "rea
       if (freq === "monthly") out.push(`    day_of_month: ${(i % 28) + 1}`);
       if (every(2, i)) out.push(`    timezone: ${ZONES[i % ZONES.length]}`);
     }
-    if (i % 6 === 2 && i > 2) out.push(`    depends_on: [job-${i - 2}]`);
+    const deps = [...(i % 6 === 2 && i > 2 ? [`job-${i - 2}`] : []), ...(readsPrevious && i % 4 !== 1 ? [`job-${i - 1}`] : [])];
+    if (deps.length > 0) out.push(`    depends_on: [${deps.join(", ")}]`);
     out.push(`    tags: [etl, team-${i % 9}, tier-${i % 3}]`);
     if (every(3, i)) out.push("    sla: 20m");
     if (every(4, i)) {
@@ -72,7 +75,7 @@ export function generateProject(jobs: number, shape: "realistic" | "rich" = "rea
       out.push(`      BATCH: "${i}"`);
       out.push('      DB_URL: "${env:DB_URL}"');
     }
-    if (every(4, i)) {
+    if (every(4, i) || (i + 1) % 5 === 0) {
       out.push("    output:");
       out.push('      rows: "json_field:rows"');
     }
