@@ -1,9 +1,13 @@
-import { Ajv } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv, ValidateFunction } from "ajv";
+import type * as AjvModule from "ajv";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import type { Logger } from "../shared/logger.js";
 import { toError } from "../shared/toError.js";
 import { ApiError, notFound } from "./errors.js";
 import { mapError, storageProblem } from "./mapError.js";
+
+const require = createRequire(import.meta.url);
 
 /**
  * Cross-cutting behaviour of every route: the error shape, 404 for unknown
@@ -26,17 +30,39 @@ export function installErrorHandling(app: FastifyInstance, log: Logger): void {
   });
 }
 
+/** The validator Fastify calls: ajv's, or one that compiles ajv's on first use. */
+type RouteValidator = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
+
 /**
  * Query strings and path parameters are text, so their values are coerced
  * to the schema's types (`?limit=10`); JSON bodies are typed already and are
  * not (`{"reason": 42}` is a 400, not "42").
+ *
+ * Each route's schema is compiled on the route's first request, not at
+ * startup: compiling every route's schemas (and ajv's meta-schema) took
+ * ~75 ms of every daemon start, and ajv itself ~30 ms to load, before the
+ * API could answer. The schemas are constants that the API tests compile.
  */
 export function validatorCompiler() {
   const base = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false } as const;
-  const coercing = new Ajv({ ...base, coerceTypes: "array" });
-  const exact = new Ajv({ ...base, coerceTypes: false });
-  // Fastify reads a failed ajv function's `errors` and attaches them as `validation`.
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === "body" ? exact : coercing).compile(schema);
+  let coercing: Ajv | null = null;
+  let exact: Ajv | null = null;
+  const ajvFor = (httpPart: string | undefined): Ajv => {
+    // CommonJS, loaded synchronously at the first compile (a validator cannot wait).
+    const { Ajv: AjvClass } = require("ajv") as typeof AjvModule;
+    if (httpPart === "body") return (exact ??= new AjvClass({ ...base, coerceTypes: false }));
+    return (coercing ??= new AjvClass({ ...base, coerceTypes: "array" }));
+  };
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }): RouteValidator => {
+    let compiled: ValidateFunction | null = null;
+    const validate: RouteValidator = (data, dataCxt) => (compiled ??= ajvFor(httpPart).compile(schema))(data, dataCxt as never);
+    // Fastify reads a failed function's `errors` (attached as `validation`), and
+    // passes the parent object (so ajv can coerce a root value) only to functions
+    // with a `schemaEnv`, as ajv's have.
+    Object.defineProperty(validate, "errors", { get: () => compiled?.errors ?? null });
+    validate.schemaEnv = true;
+    return validate;
+  };
 }
 
 /** Errors Fastify meets before routing (bad percent-encoding in the URL...), in the same shape. */

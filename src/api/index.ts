@@ -21,6 +21,8 @@ export { applyServerTimeouts, httpTimeoutOptions } from "./security/server.js";
 export { exposureWarning, isLoopback } from "./security/exposure.js";
 export { WS_CLOSE_NOT_FOUND, WS_CLOSE_TOO_SLOW, WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]>;
+
 /** CONTRACT §4: request bodies over 1 MiB get 413. */
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -53,12 +55,20 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
     ...serverOptions(api),
     // api.base_path is stripped before routing (TCP only; see security/basePath.ts).
     rewriteUrl: basePathRewriter(api.basePath),
+    // Our own compilers, given here rather than through setValidatorCompiler/setSerializerCompiler
+    // (the same effect) so that Fastify never loads its default ajv and fast-json-stringify ones.
+    // (Fastify's types name its default compilers' factories; any compiler works, as with the setters.)
+    schemaController: {
+      compilersFactory: {
+        buildValidator: () => validate,
+        // Responses are plain JSON: response schemas document them (and tests check them) but never drop a field.
+        buildSerializer: () => () => (data: unknown) => JSON.stringify(data),
+      } as unknown as CompilersFactory,
+    },
   };
+  const validate = validatorCompiler();
   const app = Fastify(fastifyOptions) as unknown as FastifyInstance;
   applyServerTimeouts(app.server, api.timeouts);
-  // Responses are plain JSON: response schemas document them (and tests check them) but never drop a field.
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  app.setValidatorCompiler(validatorCompiler());
   installErrorHandling(app, deps.log);
   installJsonParser(app);
   installRequestLog(app, deps.log);
