@@ -1,4 +1,3 @@
-import nodemailer from "nodemailer";
 import type { IntegrationConfig } from "../config/types.js";
 import { toError } from "../shared/toError.js";
 import type { AttemptResult } from "./providers/types.js";
@@ -106,6 +105,8 @@ export async function sendMail(
 ): Promise<AttemptResult> {
   const port = integration.port ?? 587;
   const where = `SMTP ${integration.host ?? "?"}:${port}`;
+  // Loaded on the first mail: only SMTP integrations need it, and every daemon start paid ~15 ms for it.
+  const { default: nodemailer } = await import("nodemailer");
   if (opts.signal.aborted) throw new DeliveryInterrupted();
   const transporter = nodemailer.createTransport({
     host: integration.host ?? undefined,
