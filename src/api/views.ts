@@ -89,7 +89,7 @@ function localTime(nextRunIso: string | null, job: JobConfig): string | null {
 /** Job counts for `/api/status` and `/api/daemon/info`. */
 export function jobCounts(project: ProjectConfig, store: Store, engine: Engine): { total: number; active: number; paused: number; running: number } {
   let paused = 0;
-  for (const s of store.jobState.all()) if (s.paused === 1 && project.jobs.has(s.job_name)) paused++;
+  for (const name of store.jobState.pausedJobs()) if (project.jobs.has(name)) paused++;
   const total = project.jobs.size;
   return { total, active: total - paused, paused, running: engine.counts().running };
 }

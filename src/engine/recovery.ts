@@ -24,9 +24,7 @@ export async function reconcile(ctx: EngineContext, pool: Dispatcher): Promise<{
     const job = ctx.project.jobs.get(run.job_name);
     if (job) afterFailure(ctx, pool, failed, job, true);
   }
-  for (const state of ctx.store.jobState.all()) {
-    if (state.lock_pid !== null) ctx.store.jobState.upsert(state.job_name, { lock_pid: null });
-  }
+  for (const job of ctx.store.jobState.lockedJobs()) ctx.store.jobState.upsert(job, { lock_pid: null });
   const waiting = ctx.store.runs.byStatus(["PENDING", "RETRYING"]);
   for (const run of waiting) {
     ctx.waiting.set(run.id, {

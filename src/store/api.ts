@@ -169,6 +169,10 @@ export interface OutputsStore {
 export interface JobStateStore {
   get(job: string): JobStateRow | null;
   all(): JobStateRow[];
+  /** Names of the jobs whose row says paused (cheaper than all() on 10,000 rows). */
+  pausedJobs(): string[];
+  /** Names of the jobs whose row holds a lock pid. */
+  lockedJobs(): string[];
   /** Creates the row when missing, then applies the patch. */
   upsert(job: string, patch: Partial<Omit<JobStateRow, "job_name">>): JobStateRow;
   /** Sets paused for many jobs at once; returns how many rows changed. */

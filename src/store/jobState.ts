@@ -22,7 +22,7 @@ const SORTABLE: Readonly<Record<string, string>> = {
 /** job_state: one row per job, created on first write. A missing row reads as "never ran, not paused". */
 export class SqliteJobState implements JobStateStore {
   private readonly cache: StatementCache;
-  private readonly st: Record<"get" | "all" | "pause" | "resume", Stmt>;
+  private readonly st: Record<"get" | "all" | "paused" | "locked" | "pause" | "resume", Stmt>;
   private readonly setMany: (jobs: string[], paused: boolean) => number;
 
   constructor(private readonly db: Db) {
@@ -30,6 +30,8 @@ export class SqliteJobState implements JobStateStore {
     this.st = {
       get: db.prepare("SELECT * FROM job_state WHERE job_name = ?"),
       all: db.prepare("SELECT * FROM job_state ORDER BY job_name"),
+      paused: db.prepare("SELECT job_name FROM job_state WHERE paused = 1 ORDER BY job_name").pluck(),
+      locked: db.prepare("SELECT job_name FROM job_state WHERE lock_pid IS NOT NULL ORDER BY job_name").pluck(),
       pause: db.prepare(
         "INSERT INTO job_state (job_name, paused) VALUES (?, 1) ON CONFLICT (job_name) DO UPDATE SET paused = 1 WHERE paused = 0",
       ),
@@ -51,6 +53,14 @@ export class SqliteJobState implements JobStateStore {
     return this.st.all.all() as JobStateRow[];
   }
 
+  pausedJobs(): string[] {
+    return this.st.paused.all() as string[];
+  }
+
+  lockedJobs(): string[] {
+    return this.st.locked.all() as string[];
+  }
+
   upsert(job: string, patch: Partial<Omit<JobStateRow, "job_name">>): JobStateRow {
     const cols = FIELDS.filter((c) => patch[c] !== undefined);
     const params = cols.map((c) => patch[c]);
@@ -58,9 +68,12 @@ export class SqliteJobState implements JobStateStore {
       cols.length === 0
         ? "INSERT INTO job_state (job_name) VALUES (?) ON CONFLICT (job_name) DO NOTHING"
         : `INSERT INTO job_state (job_name, ${cols.join(", ")}) VALUES (?, ${cols.map(() => "?").join(", ")})
-           ON CONFLICT (job_name) DO UPDATE SET ${cols.map((c) => `${c} = excluded.${c}`).join(", ")}`;
-    this.cache.get(sql).run(job, ...params);
-    return this.get(job)!;
+           ON CONFLICT (job_name) DO UPDATE SET ${cols.map((c) => `${c} = excluded.${c}`).join(", ")} RETURNING *`;
+    if (cols.length === 0) {
+      this.cache.get(sql).run(job);
+      return this.get(job)!;
+    }
+    return this.cache.get(sql).get(job, ...params) as JobStateRow;
   }
 
   setPaused(jobs: string[], paused: boolean): number {
