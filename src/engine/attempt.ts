@@ -41,8 +41,7 @@ export class Attempt {
   private stampMs = Number.NaN;
   private stampIso = "";
   private readonly startedAt: number;
-  readonly pid: number | null;
-  readonly pidStart: string | null;
+  private readonly main: TimedProcessHandle;
   readonly done: Promise<AttemptResult>;
 
   constructor(
@@ -57,13 +56,22 @@ export class Attempt {
       this.append(stream, line);
       if (stream === "stdout") capture.feed(line);
     });
-    this.pid = main.pid;
-    this.pidStart = main.pidStart;
+    this.main = main;
     this.done = this.finish(main, spec, capture).catch((e: unknown) => {
       const err = toError(e);
       deps.log.error({ err, run_id: run.id, job: job.name }, "attempt failed unexpectedly");
       return { exitCode: null, ok: false, hc: null, error: `internal error: ${err.message}`, retryable: false };
     });
+  }
+
+  /** Pid of the main command's group leader; null when it could not start. */
+  get pid(): number | null {
+    return this.main.pid;
+  }
+
+  /** Its /proc start time (see ProcessHandle.pidStart). */
+  get pidStart(): string | null {
+    return this.main.pidStart;
   }
 
   /** Stops the attempt for good (no retry): SIGTERM, then SIGKILL after the grace. */

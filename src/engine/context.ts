@@ -59,7 +59,8 @@ export function createContext(deps: EngineDeps): EngineContext {
     clock: deps.clock,
     random: deps.random ?? Math.random,
     daemon: deps.daemon,
-    baseEnv: deps.baseEnv ?? process.env,
+    // A plain copy: reading process.env goes through getenv for every variable, on every dispatch.
+    baseEnv: deps.baseEnv ?? { ...process.env },
     project: deps.project,
     downstreams: downstreamIndex(deps.project),
     attempts: new Map(),
@@ -86,6 +87,24 @@ export function downstreamIndex(project: ProjectConfig): Map<string, string[]> {
 export function setStatus(ctx: EngineContext, run: RunRecord, to: RunStatus, patch: RunPatch = {}): RunRecord {
   const updated = ctx.store.runs.transition(run.id, to, patch, run.status);
   ctx.bus.emit("run:status", { run: updated, from: run.status });
+  return updated;
+}
+
+/**
+ * Several transitions and `alsoWrite` in one transaction; their events are
+ * sent after the commit, so nobody hears of a change that was rolled back.
+ */
+export function setStatuses(
+  ctx: EngineContext,
+  changes: Array<{ run: RunRecord; to: RunStatus; patch: RunPatch }>,
+  alsoWrite: () => void = () => {},
+): RunRecord[] {
+  const updated = ctx.store.tx(() => {
+    const rows = changes.map(({ run, to, patch }) => ctx.store.runs.transition(run.id, to, patch, run.status));
+    alsoWrite();
+    return rows;
+  });
+  changes.forEach(({ run }, i) => ctx.bus.emit("run:status", { run: updated[i]!, from: run.status }));
   return updated;
 }
 

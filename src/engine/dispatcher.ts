@@ -2,7 +2,7 @@ import type { JobConfig } from "../config/types.js";
 import { toError } from "../shared/toError.js";
 import type { RunRecord } from "../store/types.js";
 import { Attempt, type AttemptResult } from "./attempt.js";
-import { nowIso, setStatus, type EngineContext } from "./context.js";
+import { nowIso, setStatus, setStatuses, type EngineContext, type Waiting } from "./context.js";
 import { afterFailure, succeed } from "./outcomes.js";
 import { prepareSpawn } from "./prepare.js";
 
@@ -15,6 +15,8 @@ import { prepareSpawn } from "./prepare.js";
 export class Dispatcher {
   private pumping = false;
   private again = false;
+  /** Attempts that ended this turn, recorded together (recordEndings). */
+  private readonly endings: Ending[] = [];
 
   constructor(private readonly ctx: EngineContext) {}
 
@@ -37,9 +39,25 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * One pass over the queue. Every process the pass starts is spawned first and
+   * their RUNNING transitions are recorded together afterwards, in one
+   * transaction: 50 jobs due at once start one spawn apart, not one spawn
+   * plus three database writes apart.
+   */
   private pass(): void {
     const { ctx } = this;
     if (ctx.stopping || ctx.waiting.size === 0) return;
+    const started: Started[] = [];
+    try {
+      this.startReady(started);
+    } finally {
+      this.recordStarts(started);
+    }
+  }
+
+  private startReady(started: Started[]): void {
+    const { ctx } = this;
     const now = ctx.clock.now();
     const cycles = new Map<string, RunRecord[]>();
     const ids = [...ctx.waiting.keys()].sort((a, b) => a - b);
@@ -53,11 +71,11 @@ export class Dispatcher {
         continue;
       }
       if (run.status === "PENDING" && this.activeCount() >= ctx.daemon.scheduler.maxConcurrentJobs) return;
-      this.consider(run, cycles);
+      this.consider(run, cycles, started);
     }
   }
 
-  private consider(run: RunRecord, cycles: Map<string, RunRecord[]>): void {
+  private consider(run: RunRecord, cycles: Map<string, RunRecord[]>, started: Started[]): void {
     const { ctx } = this;
     const job = ctx.project.jobs.get(run.job_name);
     if (!job) {
@@ -79,7 +97,7 @@ export class Dispatcher {
         for (const other of others) this.stopRun(other, `replaced by run ${run.id}`);
       }
     }
-    this.start(run, job);
+    this.start(run, job, started);
   }
 
   /** Runs RUNNING or RETRYING (held slots against max_concurrent_jobs). */
@@ -134,9 +152,9 @@ export class Dispatcher {
     if (w && run && run.status === "RETRYING") this.drop(run, "FAILED", reason);
   }
 
-  private start(run: RunRecord, job: JobConfig): void {
+  /** Spawns the run's process; its RUNNING transition is recorded by recordStarts at the end of the pass. */
+  private start(run: RunRecord, job: JobConfig, started: Started[]): void {
     const { ctx } = this;
-    const queued = ctx.waiting.get(run.id);
     const attemptNo = run.status === "RETRYING" ? run.attempt + 1 : run.attempt;
     const spec = prepareSpawn(ctx, run, job, attemptNo);
     if ("error" in spec) {
@@ -159,34 +177,91 @@ export class Dispatcher {
       job,
       spec,
     );
+    started.push({ run, job, attempt, attemptNo, queued: ctx.waiting.get(run.id) });
     ctx.waiting.delete(run.id);
     ctx.attempts.set(run.id, attempt);
-    let running: RunRecord;
+  }
+
+  /**
+   * Records the RUNNING transitions of the processes a pass started, in one
+   * transaction, still in the turn that spawned them (so before any line of
+   * theirs is read).
+   */
+  private recordStarts(started: Started[]): void {
+    const { ctx } = this;
+    if (started.length === 0) return;
+    const at = nowIso(ctx);
+    let running: RunRecord[];
     try {
-      running = setStatus(ctx, run, "RUNNING", {
-        attempt: attemptNo,
-        started_at: run.started_at ?? nowIso(ctx),
-        pid: attempt.pid,
-        pid_start: attempt.pidStart,
-        next_attempt_at: null,
-        error: null,
-        exit_code: null,
-      });
+      running = setStatuses(
+        ctx,
+        started.map(({ run, attempt, attemptNo }) => ({
+          run,
+          to: "RUNNING",
+          patch: {
+            attempt: attemptNo,
+            started_at: run.started_at ?? at,
+            pid: attempt.pid,
+            pid_start: attempt.pidStart,
+            next_attempt_at: null,
+            error: null,
+            exit_code: null,
+          },
+        })),
+        () => {
+          for (const { job, attempt } of started) ctx.store.jobState.upsert(job.name, { lock_pid: attempt.pid });
+        },
+      );
     } catch (e) {
-      // The database refused the start (locked, full): a process it does not know about must not
-      // run. It is killed at once (before it printed anything) and holds its pool slot until it is
-      // gone; then the run, still PENDING or RETRYING in the database, is queued again.
-      attempt.kill("its start could not be recorded");
-      void attempt.done.then(() => {
-        ctx.attempts.delete(run.id);
-        if (queued) ctx.waiting.set(run.id, queued);
-      });
+      // The database refused the starts (locked, full): processes it does not know about must not
+      // run. They are killed at once (before they printed anything) and hold their pool slots until
+      // they are gone; then the runs, still PENDING or RETRYING in the database, are queued again.
+      for (const { run, attempt, queued } of started) {
+        attempt.kill("its start could not be recorded");
+        void attempt.done.then(() => {
+          ctx.attempts.delete(run.id);
+          if (queued) ctx.waiting.set(run.id, queued);
+        });
+      }
       throw e;
     }
-    void attempt.done.then((result) => this.ended(running, job, result, ctx.clock.now()));
-    // Appended in the same turn as the spawn, so before any line of the process.
-    ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, nowIso(ctx));
-    ctx.store.jobState.upsert(job.name, { lock_pid: attempt.pid });
+    started.forEach(({ job, attempt, attemptNo }, i) => {
+      const run = running[i]!;
+      void attempt.done.then((result) => this.ended({ run, job, result, finishedAt: ctx.clock.now() }));
+      ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, at);
+    });
+  }
+
+  /**
+   * An attempt ended. Its end is recorded at the end of this event-loop turn,
+   * together with every other attempt that ended in the same turn: one
+   * transaction (and one log flush) for all of them, not one each.
+   */
+  private ended(ending: Ending): void {
+    this.endings.push(ending);
+    if (this.endings.length === 1) setImmediate(() => this.recordEndings());
+  }
+
+  private recordEndings(): void {
+    const batch = this.endings.splice(0);
+    if (batch.length === 1) return this.recordEnd(batch[0]!);
+    const { ctx } = this;
+    this.pumping = true;
+    try {
+      ctx.store.logs.flush();
+      ctx.store.tx(() => {
+        for (const e of batch) this.record(e.run, e.job, e.result, e.finishedAt);
+      });
+    } catch {
+      // Nothing of the batch was written: each end is recorded on its own, with its own retries.
+      this.pumping = false;
+      for (const e of batch) this.recordEnd(e);
+      return;
+    } finally {
+      this.pumping = false;
+    }
+    for (const e of batch) ctx.attempts.delete(e.run.id);
+    this.pump();
   }
 
   /**
@@ -195,8 +270,9 @@ export class Dispatcher {
    * past busy_timeout, disk full) the attempt keeps its pool slot and the write is tried again
    * every second: the run must never stay RUNNING in the database with nobody watching it.
    */
-  private ended(run: RunRecord, job: JobConfig, result: AttemptResult, finishedAt: number, failures = 0): void {
+  private recordEnd(ending: Ending, failures = 0): void {
     const { ctx } = this;
+    const { run, job, result, finishedAt } = ending;
     // Runs the outcome makes ready start after the commit, in the pump below.
     this.pumping = true;
     try {
@@ -207,7 +283,7 @@ export class Dispatcher {
       const err = toError(e);
       if (isStorageError(err)) {
         if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
-        ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => this.ended(run, job, result, finishedAt, failures + 1));
+        ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => this.recordEnd(ending, failures + 1));
         return;
       }
       ctx.log.error({ err, run_id: run.id, job: job.name }, "recording the end of a run failed");
@@ -230,15 +306,33 @@ export class Dispatcher {
       duration_ms: Math.max(0, finishedAt - Date.parse(current.started_at ?? new Date(finishedAt).toISOString())),
       pid: null,
     };
-    ctx.store.jobState.upsert(job.name, { lock_pid: null });
+    // The job's lock is released in the same write as its last_success / last_failure.
     if (result.ok) {
-      succeed(ctx, this, current, job, { ...patch, error: result.hc === "warn" ? result.error : null }, result.hc === "warn");
+      succeed(ctx, this, current, job, { ...patch, error: result.hc === "warn" ? result.error : null }, result.hc === "warn", { lock_pid: null });
     } else {
       const failed = setStatus(ctx, current, "FAILED", { ...patch, error: result.error });
-      ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at });
+      ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at, lock_pid: null });
       afterFailure(ctx, this, failed, job, result.retryable);
     }
   }
+}
+
+/** An attempt that ended, waiting to be recorded. */
+interface Ending {
+  run: RunRecord;
+  job: JobConfig;
+  result: AttemptResult;
+  finishedAt: number;
+}
+
+/** A process a dispatch pass started, before its RUNNING transition is recorded. */
+interface Started {
+  run: RunRecord;
+  job: JobConfig;
+  attempt: Attempt;
+  attemptNo: number;
+  /** Its queue entry, put back when the start cannot be recorded. */
+  queued: Waiting | undefined;
 }
 
 /** How long to wait before writing the end of a run again after the database refused it. */

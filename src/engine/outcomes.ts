@@ -1,5 +1,5 @@
 import type { JobConfig } from "../config/types.js";
-import type { RunPatch, RunRecord } from "../store/types.js";
+import type { JobStateRow, RunPatch, RunRecord } from "../store/types.js";
 import { createRun, isPaused, notify, nowIso, setStatus, type EngineContext } from "./context.js";
 import type { Dispatcher } from "./dispatcher.js";
 import { retryDelayMs } from "./retryDelay.js";
@@ -16,10 +16,12 @@ export function succeed(
   job: JobConfig,
   patch: RunPatch,
   hcWarned: boolean,
+  /** More job_state fields to write with last_success. */
+  state: Partial<Omit<JobStateRow, "job_name">> = {},
 ): RunRecord {
   const previous = ctx.store.runs.lastFinished(job.name)?.status ?? null;
   const done = setStatus(ctx, run, "SUCCESS", patch);
-  ctx.store.jobState.upsert(job.name, { last_success: done.finished_at });
+  ctx.store.jobState.upsert(job.name, { ...state, last_success: done.finished_at });
   notify(ctx, "on_success", done, previous);
   // A healthcheck that fails with warn_only fires the on_sla_breach event (SPEC).
   if (hcWarned) notify(ctx, "on_sla_breach", done);

@@ -24,7 +24,9 @@ export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedP
   });
   return {
     pid: handle.pid,
-    pidStart: handle.pidStart,
+    get pidStart() {
+      return handle.pidStart;
+    },
     exited,
     stop: () => {
       if (!timedOut) stoppedByCaller = true;

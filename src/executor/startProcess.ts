@@ -109,9 +109,13 @@ function failedHandle(reason: string | Promise<string>): ProcessHandle {
 }
 
 function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHandle {
-  // Read at once: the start time is fixed at fork, and the leader cannot be
-  // reaped (its pid reused) before we handle its exit event.
-  const pidStart = processStartTime(pid);
+  // Read on first use, or at the end of this turn at the latest: the start time
+  // is fixed at fork, and the leader cannot be reaped (its pid reused) before
+  // its exit event is handled, in a later turn. Not reading it here keeps a
+  // burst of spawns one spawn apart.
+  let pidStart: string | null | undefined;
+  const readPidStart = (): string | null => (pidStart === undefined ? (pidStart = processStartTime(pid)) : pidStart);
+  queueMicrotask(readPidStart);
   const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const drainMs = opts.drainMs ?? DEFAULT_DRAIN_MS;
 
@@ -244,5 +248,13 @@ function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHan
     signalGroup(pid, "SIGKILL");
   };
 
-  return { pid, pidStart, exited, stop, kill };
+  return {
+    pid,
+    get pidStart() {
+      return readPidStart();
+    },
+    exited,
+    stop,
+    kill,
+  };
 }

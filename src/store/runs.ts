@@ -1,6 +1,6 @@
 import type { PageRequest, RunQuery, RunsStore } from "./api.js";
 import { DuplicateSlotError, NotFoundError } from "./errors.js";
-import { assertTransition, TransitionError } from "./runStatus.js";
+import { assertTransition, canTransition, TransitionError } from "./runStatus.js";
 import type { Db, Stmt } from "./sql.js";
 import {
   checkSlice,
@@ -78,7 +78,8 @@ export class SqliteRuns implements RunsStore {
     this.st = {
       insert: db.prepare(`INSERT INTO job_runs
         (job_name, status, attempt, "trigger", triggered_by, reason, cycle_id, tags, scheduled_for, created_at, finished_at, error)
-        VALUES (@job_name, @status, @attempt, @trigger, @triggered_by, @reason, @cycle_id, @tags, @scheduled_for, @created_at, @finished_at, @error)`),
+        VALUES (@job_name, @status, @attempt, @trigger, @triggered_by, @reason, @cycle_id, @tags, @scheduled_for, @created_at, @finished_at, @error)
+        RETURNING *`),
       insertTag: db.prepare("INSERT OR IGNORE INTO run_tags (tag, run_id) VALUES (?, ?)"),
       get: db.prepare("SELECT * FROM job_runs WHERE id = ?"),
       status: db.prepare("SELECT status FROM job_runs WHERE id = ?").pluck(),
@@ -112,13 +113,14 @@ export class SqliteRuns implements RunsStore {
       finished_at: status === "SKIPPED" ? run.created_at : null,
       error: run.error ?? null,
     };
-    const insert = this.db.transaction((): RunRecord => {
-      const id = Number(this.st.insert.run(row).lastInsertRowid);
-      for (const tag of run.tags) this.st.insertTag.run(tag, id);
-      return this.mustGet(id);
-    });
+    const insert = (): RunRecord => {
+      const created = toRun(this.st.insert.get(row) as RunRow);
+      for (const tag of run.tags) this.st.insertTag.run(tag, created.id);
+      return created;
+    };
     try {
-      return insert.immediate();
+      // One statement is atomic by itself; tags need a transaction around it.
+      return run.tags.length === 0 ? insert() : this.db.transaction(insert).immediate();
     } catch (e) {
       if (sqliteCode(e) === "SQLITE_CONSTRAINT_UNIQUE" && row.scheduled_for !== null && /job_runs\.scheduled_for/.test(String(e))) {
         throw new DuplicateSlotError(row.job_name, row.scheduled_for);
@@ -134,21 +136,29 @@ export class SqliteRuns implements RunsStore {
 
   transition(id: number, to: RunStatus, patch: RunPatch = {}, from?: RunStatus): RunRecord {
     const target = normStatus(to);
+    if (from !== undefined && canTransition(normStatus(from), target)) {
+      // The usual case in one statement: the expected status is checked by the UPDATE itself.
+      const row = this.write(id, patch, target, normStatus(from));
+      if (row) return toRun(row);
+      // Not found, or not in `from` any more: the checks below say which.
+    }
     const move = this.db.transaction((): RunRecord => {
       const current = this.st.status.get(id) as RunStatus | undefined;
       if (current === undefined) throw new NotFoundError("run", id);
       if (from !== undefined && normStatus(from) !== current) throw new TransitionError(id, current, target, normStatus(from));
       assertTransition(id, current, target);
-      this.write(id, patch, target);
-      return this.mustGet(id);
+      const row = this.write(id, patch, target);
+      if (!row) throw new NotFoundError("run", id);
+      return toRun(row);
     });
     return move.immediate();
   }
 
   update(id: number, patch: RunPatch): RunRecord {
     const apply = this.db.transaction((): RunRecord => {
-      if (this.write(id, patch, null) === 0) throw new NotFoundError("run", id);
-      return this.mustGet(id);
+      const row = this.write(id, patch, null);
+      if (!row) throw new NotFoundError("run", id);
+      return toRun(row);
     });
     return apply.immediate();
   }
@@ -205,8 +215,12 @@ export class SqliteRuns implements RunsStore {
     return { rows, total };
   }
 
-  /** UPDATE with the patch's defined fields (and the status when given); returns rows changed. */
-  private write(id: number, patch: RunPatch, status: RunStatus | null): number {
+  /**
+   * UPDATE with the patch's defined fields (and the status when given), only
+   * while the run is in `whileStatus` when given; returns the updated row, or
+   * undefined when no row matched.
+   */
+  private write(id: number, patch: RunPatch, status: RunStatus | null, whileStatus?: RunStatus): RunRow | undefined {
     const cols = PATCHABLE.filter((c) => patch[c] !== undefined);
     const sets = cols.map((c) => `${c} = ?`);
     const params: unknown[] = cols.map((c) => patch[c]);
@@ -214,14 +228,11 @@ export class SqliteRuns implements RunsStore {
       sets.unshift("status = ?");
       params.unshift(status);
     }
-    if (sets.length === 0) return this.st.get.get(id) === undefined ? 0 : 1;
-    return this.cache.get(`UPDATE job_runs SET ${sets.join(", ")} WHERE id = ?`).run(...params, id).changes;
-  }
-
-  private mustGet(id: number): RunRecord {
-    const run = this.get(id);
-    if (!run) throw new NotFoundError("run", id);
-    return run;
+    params.push(id);
+    if (whileStatus !== undefined) params.push(whileStatus);
+    const where = whileStatus === undefined ? "id = ?" : "id = ? AND status = ?";
+    if (sets.length === 0) return this.cache.get(`SELECT * FROM job_runs WHERE ${where}`).get(...params) as RunRow | undefined;
+    return this.cache.get(`UPDATE job_runs SET ${sets.join(", ")} WHERE ${where} RETURNING *`).get(...params) as RunRow | undefined;
   }
 }
 
