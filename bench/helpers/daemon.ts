@@ -41,7 +41,9 @@ export function ensureBuild(): string {
   }
   // version.ts reads package.json two levels above dist/shared.
   copyFileSync(join(ROOT, "package.json"), join(BUILD_DIR, "package.json"));
-  writeFileSync(ENTRY, `import { main } from "./dist/cli/main.js";\nmain(["daemon", "run", ...process.argv.slice(2)]);\n`);
+  // The one-file daemon that bin/svcd.js runs (scripts/bundle-svcd.mjs).
+  execFileSync(process.execPath, [join(ROOT, "scripts", "bundle-svcd.mjs"), join(BUILD_DIR, "dist")], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  writeFileSync(ENTRY, `import { main } from "./dist/bundle/svcd.mjs";\nmain(["daemon", "run", ...process.argv.slice(2)]);\n`);
   built = true;
   return ENTRY;
 }
