@@ -41,6 +41,10 @@ await build({
     "@fastify/static",
     // pino's transports find their worker files through __dirname, which a bundle does not have
     "pino",
+    // It formats every log line through dateformat, which builds ~40 named
+    // closures a call: bundled, keepNames would rename each one at run time
+    // (400,000 extra calls for the 10,000 next-run lines of a startup).
+    "pino-pretty",
   ],
   // The bundled CommonJS packages call require() for Node's built-ins.
   banner: { js: 'import { createRequire as __svcCreateRequire } from "node:module";\nconst require = __svcCreateRequire(import.meta.url);' },
