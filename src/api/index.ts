@@ -45,6 +45,7 @@ export interface ApiOptions {
  */
 export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise<FastifyInstance> {
   const api = deps.daemonConfig().api;
+  const validate = validatorCompiler();
   const fastifyOptions: FastifyServerOptions & Record<string, unknown> = {
     bodyLimit: BODY_LIMIT,
     logger: false,
@@ -66,7 +67,6 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
       } as unknown as CompilersFactory,
     },
   };
-  const validate = validatorCompiler();
   const app = Fastify(fastifyOptions) as unknown as FastifyInstance;
   applyServerTimeouts(app.server, api.timeouts);
   installErrorHandling(app, deps.log);
