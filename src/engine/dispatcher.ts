@@ -297,7 +297,9 @@ export class Dispatcher {
 
   private record(run: RunRecord, job: JobConfig, result: AttemptResult, finishedAt: number): void {
     const { ctx } = this;
-    const current = ctx.store.runs.get(run.id) ?? run;
+    // `run` is the RUNNING row its start returned; the transitions below check the status and
+    // return the row as stored (fields written meanwhile, e.g. sla_breached, included).
+    const current = run;
     const patch = {
       exit_code: result.exitCode,
       hc_status: result.hc,
