@@ -30,6 +30,20 @@ export function installErrorHandling(app: FastifyInstance, log: Logger): void {
   });
 }
 
+/** ajv, CommonJS, loaded synchronously at the first compile (a validator cannot wait). */
+function loadAjv(): typeof AjvModule.Ajv {
+  return (require("ajv") as typeof AjvModule).Ajv;
+}
+
+/**
+ * Loads ajv now. The daemon calls it just after the API listens, off the
+ * startup path: loading it reads files, which must not wait for a first
+ * request that may come when svcd has no file descriptors left (a 500).
+ */
+export function preloadValidation(): void {
+  loadAjv();
+}
+
 /** The validator Fastify calls: ajv's, or one that compiles ajv's on first use. */
 type RouteValidator = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
 
@@ -48,8 +62,7 @@ export function validatorCompiler() {
   let coercing: Ajv | null = null;
   let exact: Ajv | null = null;
   const ajvFor = (httpPart: string | undefined): Ajv => {
-    // CommonJS, loaded synchronously at the first compile (a validator cannot wait).
-    const { Ajv: AjvClass } = require("ajv") as typeof AjvModule;
+    const AjvClass = loadAjv();
     if (httpPart === "body") return (exact ??= new AjvClass({ ...base, coerceTypes: false }));
     return (coercing ??= new AjvClass({ ...base, coerceTypes: "array" }));
   };

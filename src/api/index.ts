@@ -18,6 +18,7 @@ export { isUnixSocketRequest, markUnixSocketRequest, principal, triggeredBy } fr
 export type { Principal } from "./principal.js";
 export { Authenticator } from "./auth/index.js";
 export { applyServerTimeouts, httpTimeoutOptions } from "./security/server.js";
+export { preloadValidation } from "./hooks.js";
 export { exposureWarning, isLoopback } from "./security/exposure.js";
 export { WS_CLOSE_NOT_FOUND, WS_CLOSE_TOO_SLOW, WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 

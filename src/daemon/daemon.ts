@@ -3,12 +3,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { applyServerTimeouts, Authenticator, buildApi, exposureWarning, httpTimeoutOptions, markUnixSocketRequest } from "../api/index.js";
+import { applyServerTimeouts, Authenticator, preloadValidation, buildApi, exposureWarning, httpTimeoutOptions, markUnixSocketRequest } from "../api/index.js";
 import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
 import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
 import { Engine } from "../engine/engine.js";
 import type { NextRunInfo } from "../engine/scheduler.js";
 import { EventBus } from "../engine/events.js";
+import { RemoteSpawner } from "../executor/index.js";
 import { createNotifier, type Notifier } from "../notify/index.js";
 import { describeSlot } from "../schedule/nextRun.js";
 import { systemClock } from "../shared/clock.js";
@@ -150,7 +151,10 @@ export class Daemon {
     this.notifier.start();
     this.onUndo("notifier", () => this.notifier.stop());
 
-    this.engine = new Engine({ store: this.store, bus, log: this.log, clock: systemClock, project: this.project, daemon: this.daemonConfig });
+    // Jobs start through a small helper process: fork() from svcd costs more the bigger svcd is (executor/remoteSpawner.ts).
+    const spawner = new RemoteSpawner({ logger: this.log });
+    this.onUndo("spawner", () => spawner.close());
+    this.engine = new Engine({ store: this.store, bus, log: this.log, clock: systemClock, project: this.project, daemon: this.daemonConfig, spawner });
     const summary = await this.engine.start();
     this.onUndo("engine", () => this.engine.stop({ force: false }));
 
@@ -171,6 +175,15 @@ export class Daemon {
     }, { auth });
     this.onUndo("api", () => this.app?.close());
     await this.listen();
+    spawner.start(); // now rather than at the first job, which would wait for it
+    // Loaded lazily for a fast first answer, but before anyone needs it (a request at fd exhaustion).
+    setImmediate(() => {
+      try {
+        preloadValidation();
+      } catch (e) {
+        this.log.warn({ err: toError(e) }, "could not load the request validator yet (it loads at the first request)");
+      }
+    });
     this.scheduleRetention();
     this.watchDataDir(dbPath, dbFile);
 

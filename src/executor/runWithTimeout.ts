@@ -10,8 +10,10 @@ export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedP
   const handle = startProcess(spec, opts);
   let stoppedByCaller = false;
   let timedOut = false;
+  // Counted from the request, also through the spawner helper (whose answer takes a moment);
+  // a process that could not start resolves `exited` at once, which clears it.
   const timer =
-    opts.timeoutMs === null || handle.pid === null
+    opts.timeoutMs === null
       ? undefined
       : setTimeout(() => {
           // A stop() the caller already asked for keeps its own reason (cancel).
@@ -23,10 +25,16 @@ export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedP
     return { ...info, timedOut };
   });
   return {
-    pid: handle.pid,
+    get pid() {
+      return handle.pid;
+    },
     get pidStart() {
       return handle.pidStart;
     },
+    get startPending() {
+      return handle.startPending;
+    },
+    started: handle.started,
     exited,
     stop: () => {
       if (!timedOut) stoppedByCaller = true;
