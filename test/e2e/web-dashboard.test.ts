@@ -318,7 +318,7 @@ suite("dashboard against a real daemon", () => {
     await expect.poll(() => record.innerText()).toContain("SUCCESS");
     expect(await record.innerText()).toMatch(/Exit code\s+0/);
     expect(await record.innerText()).toMatch(/Trigger\s+manual/);
-    await page.getByRole("cell", { name: "42" }).waitFor();
+    await page.getByRole("cell", { name: "42", exact: true }).waitFor();
     await page.locator(".cycle-list").getByRole("link", { name: new RegExp(`#${seeded.transform} transform`) }).waitFor();
     await page.locator(".ln-stdout", { hasText: "extract line 3" }).waitFor();
     await shot(page, "run");
@@ -461,7 +461,7 @@ suite("dashboard against a real daemon", () => {
     await shot(page, "db-run_logs");
 
     await open("#/db/run_outputs");
-    await page.getByRole("cell", { name: "42" }).waitFor();
+    await page.getByRole("cell", { name: "42", exact: true }).waitFor();
     await shot(page, "db-run_outputs");
 
     await open("#/db/alerts");
