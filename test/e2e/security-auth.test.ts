@@ -14,10 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanup, project, runDaemonOnce, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
 import { basic, bearer, call, target, tokenLabel, wsOpen, type Target } from "./helpers/security.js";
 
+// concurrency: allow, so that a test's run is never SKIPPED by one an earlier test left running.
 const YAML = `jobs:
   hello:
     command: echo "hello from svc"
     frequency: manual
+    concurrency: allow
 `;
 
 const T = {
