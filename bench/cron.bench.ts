@@ -9,7 +9,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuMs, memMb, spawnerPidOf, startDaemon, type Daemon } from "./helpers/daemon.js";
+import { cpuMs, memMb, startDaemon, type Daemon } from "./helpers/daemon.js";
 import { idleJobsYaml, utcHHMM } from "./helpers/projectGen.js";
 import { rawBurstInFreshNode } from "./helpers/raw.js";
 import { describe, median, pct, quick, round, sig, sleep, sleepUntil } from "./helpers/stats.js";
@@ -139,16 +139,10 @@ export default async function cronBench(): Promise<BenchSection> {
     daemon = await startDaemon(dir);
     const svcdPid = daemon.pid;
     const svcdReady = Date.now();
-    // svcd's spawner helper (a second process that starts its jobs) counts with svcd.
-    const helperPid = spawnerPidOf(svcdPid);
-    const svcdCpu = (): number | null => {
-      const c = cpuMs(svcdPid);
-      return c === null ? null : c + (helperPid ? (cpuMs(helperPid) ?? 0) : 0);
-    };
 
     const sampler = (async () => {
       while (sampling) {
-        samples.push({ t: Date.now(), cron: cpuMs(cronPid!), svcd: svcdCpu() });
+        samples.push({ t: Date.now(), cron: cpuMs(cronPid!), svcd: cpuMs(svcdPid) });
         await sleep(1_000 - (Date.now() % 1_000) + 500); // at :xx.5, away from both schedulers' wake-ups
       }
     })();
@@ -170,7 +164,6 @@ export default async function cronBench(): Promise<BenchSection> {
     await sampler;
     const cronRss = memMb(cronPid!)?.rss ?? NaN;
     const svcdRss = memMb(svcdPid)?.rss ?? NaN;
-    const helperMem = helperPid ? memMb(helperPid) : null;
 
     // ---- results ----
     const cronD = stampDelays(cronOut, m);
@@ -217,14 +210,7 @@ export default async function cronBench(): Promise<BenchSection> {
         notes: `windows of ${svcdIdle.length === 1 ? "" : "about "}${Math.round((svcAt - 2_000 - svcdReady - 3_000) / 1_000)} s${idleMinutes > 1 ? " and 60 s" : ""}: ${svcdIdle.map((x) => round(x, 3)).join(", ")} %`,
       },
       { name: "cron RSS", value: round(cronRss, 1), unit: "MB", notes: `${round(cronMem.before, 1)} MB before its jobs ran` },
-      {
-        name: "svcd RSS",
-        value: round(svcdRss, 1),
-        unit: "MB",
-        notes:
-          `${round(svcdMemBefore, 1)} MB before its jobs ran; ` +
-          (helperMem ? `its spawner helper: RSS ${round(helperMem.rss, 1)} MB, private ${round(helperMem.anon, 1)} MB` : "spawner helper not found"),
-      },
+      { name: "svcd RSS", value: round(svcdRss, 1), unit: "MB", notes: `${round(svcdMemBefore, 1)} MB before its jobs ran` },
     ];
     return {
       title,
@@ -235,7 +221,7 @@ export default async function cronBench(): Promise<BenchSection> {
         "written by date minus the minute boundary. Raw floor: a fresh, minimal Node process (no modules: fork cost grows with the parent's " +
         `memory) sleeps to a whole second with setTimeout and spawns the same ${JOBS} \`sh -c\` commands at once (pipes, detached), ` +
         `${q ? "up to 3" : "3"} rounds before M. Idle CPU: user+system ` +
-        "time of the scheduler's own process (not its jobs; for svcd, its process plus its spawner helper's) from /proc/<pid>/stat sampled every second; cron over each minute " +
+        "time of the scheduler's own process (not its children) from /proc/<pid>/stat sampled every second; cron over each minute " +
         "after its jobs ran (each includes its once-a-minute wake-up), svcd from startup +3 s to 2 s before its minute" +
         `${idleMinutes > 1 ? " and over the minute after it" : ""}. RSS is VmRSS at the end.`,
       results,

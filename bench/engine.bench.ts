@@ -68,10 +68,10 @@ async function engineSlotDelays(rig: Rig, clock: WarpClock, names: string[], lea
   });
 }
 
-async function dispatchDelay(names: string[], rounds: number, spawner: boolean): Promise<{ svc: number[]; raw: number[]; svcP99: number[]; rawP99: number[] }> {
+async function dispatchDelay(names: string[], rounds: number): Promise<{ svc: number[]; raw: number[]; svcP99: number[]; rawP99: number[] }> {
   const clock = new WarpClock();
   const daemon = `executor:\n  pool_size: ${Math.max(8, names.length)}\nscheduler:\n  max_concurrent_jobs: ${Math.max(32, names.length)}\n`;
-  const rig = await engineRig(`defaults:\n  timezone: UTC\njobs:\n${dateJobs(names)}`, daemon, clock, { spawner });
+  const rig = await engineRig(`defaults:\n  timezone: UTC\njobs:\n${dateJobs(names)}`, daemon, clock);
   const svc: number[] = [];
   const raw: number[] = [];
   const svcP99: number[] = [];
@@ -122,9 +122,9 @@ function engineRate(rig: Rig, inFlight: number, ms: number): Promise<number> {
   });
 }
 
-async function throughput(inFlight: number, quads: number, blockMs: number, spawner: boolean): Promise<{ raw: number[]; svc: number[]; ratios: number[]; lines: number }> {
+async function throughput(inFlight: number, quads: number, blockMs: number): Promise<{ raw: number[]; svc: number[]; ratios: number[]; lines: number }> {
   const daemon = `executor:\n  pool_size: ${inFlight}\nscheduler:\n  max_concurrent_jobs: ${Math.max(inFlight, 1)}\n`;
-  const rig = await engineRig(`jobs:\n  t:\n    command: ["/bin/true"]\n    concurrency: allow\n`, daemon, new WarpClock(), { spawner });
+  const rig = await engineRig(`jobs:\n  t:\n    command: ["/bin/true"]\n    concurrency: allow\n`, daemon, new WarpClock());
   const raw: number[] = [];
   const svc: number[] = [];
   const ratios: number[] = [];
@@ -166,75 +166,70 @@ export default async function engineBench(): Promise<BenchSection> {
     });
   }
 
-  const curve: Record<"raw" | "svc" | "inproc", Array<[number, number]>> = { raw: [], svc: [], inproc: [] };
-  // svcd starts jobs through its spawner helper: those rows carry the targets. "in-process"
-  // rows are the same engine forking this (benchmark) process itself, as without the helper.
-  for (const spawner of [true, false]) {
-    const how = spawner ? "" : " (in-process spawn)";
-    const alone = await dispatchDelay(["alone"], q ? 6 : 10, spawner);
-    const aloneP99 = pct(alone.svc, 99);
-    results.push(
-      {
-        name: `dispatch delay, one job due alone: p99${how}`,
-        value: sig(aloneP99),
-        unit: "ms",
-        target: "< 10 ms",
-        ok: aloneP99 < 10,
-        notes: `svc ${describe(alone.svc, " ms")}; raw timer+spawn floor ${describe(alone.raw, " ms")}`,
-      },
-      { name: `dispatch delay, one job due alone: median${how}`, value: sig(median(alone.svc)), unit: "ms", notes: `raw floor median ${sig(median(alone.raw))} ms` },
-    );
+  const alone = await dispatchDelay(["alone"], q ? 6 : 10);
+  const aloneP99 = pct(alone.svc, 99);
+  results.push(
+    {
+      name: "dispatch delay, one job due alone: p99",
+      value: sig(aloneP99),
+      unit: "ms",
+      target: "< 10 ms",
+      ok: aloneP99 < 10,
+      notes: `svc ${describe(alone.svc, " ms")}; raw timer+spawn floor ${describe(alone.raw, " ms")}`,
+    },
+    { name: "dispatch delay, one job due alone: median", value: sig(median(alone.svc)), unit: "ms", notes: `raw floor median ${sig(median(alone.raw))} ms` },
+  );
 
-    const names = Array.from({ length: BURST }, (_, i) => `burst-${String(i).padStart(2, "0")}`);
-    const burst = await dispatchDelay(names, q ? 3 : 5, spawner);
-    const burstP99 = median(burst.svcP99);
-    const rawBurstP99 = median(burst.rawP99);
-    const burstRatio = burstP99 / rawBurstP99;
+  const names = Array.from({ length: BURST }, (_, i) => `burst-${String(i).padStart(2, "0")}`);
+  const burst = await dispatchDelay(names, q ? 3 : 5);
+  const burstP99 = median(burst.svcP99);
+  const rawBurstP99 = median(burst.rawP99);
+  const burstRatio = burstP99 / rawBurstP99;
+  results.push(
+    {
+      name: `dispatch delay, ${BURST} jobs due at once: p99 (median of rounds)`,
+      value: sig(burstP99),
+      unit: "ms",
+      notes: `per-round p99 ${burst.svcP99.map((x) => sig(x)).join(", ")} ms; all ${burst.svc.length} starts: ${describe(burst.svc, " ms")}`,
+    },
+    {
+      name: `raw floor: ${BURST} spawns at once from a timer: p99 (median of rounds)`,
+      value: sig(rawBurstP99),
+      unit: "ms",
+      notes: `per-round p99 ${burst.rawP99.map((x) => sig(x)).join(", ")} ms`,
+    },
+    {
+      name: `dispatch delay, ${BURST} at once: svc p99 / raw floor p99`,
+      value: round(burstRatio, 2),
+      unit: "ratio",
+      target: "<= 1.25x",
+      ok: burstRatio <= 1.25,
+    },
+  );
+
+  const curve: { raw: Array<[number, number]>; svc: Array<[number, number]> } = { raw: [], svc: [] };
+  for (const inFlight of [1, 8, 32]) {
+    const t = await throughput(inFlight, q ? 1 : 2, q ? 600 : 1_000);
+    const ratio = median(t.ratios);
+    curve.raw.push([inFlight, median(t.raw)]);
+    curve.svc.push([inFlight, median(t.svc)]);
     results.push(
+      { name: `raw spawn /bin/true, ${inFlight} in flight`, value: Math.round(median(t.raw)), unit: "spawns/s" },
       {
-        name: `dispatch delay, ${BURST} jobs due at once: p99 (median of rounds)${how}`,
-        value: sig(burstP99),
-        unit: "ms",
-        notes: `per-round p99 ${burst.svcP99.map((x) => sig(x)).join(", ")} ms; all ${burst.svc.length} starts: ${describe(burst.svc, " ms")}`,
+        name: `recorded manual runs of /bin/true, ${inFlight} in flight`,
+        value: Math.round(median(t.svc)),
+        unit: "runs/s",
+        notes: `${t.lines} log line(s) per run recorded`,
       },
       {
-        name: `raw floor: ${BURST} spawns at once from a timer: p99 (median of rounds)${how ? ", alternated with the in-process rounds" : ""}`,
-        value: sig(rawBurstP99),
-        unit: "ms",
-        notes: `per-round p99 ${burst.rawP99.map((x) => sig(x)).join(", ")} ms`,
-      },
-      {
-        name: `dispatch delay, ${BURST} at once: svc p99 / raw floor p99${how}`,
-        value: round(burstRatio, 2),
+        name: `recorded runs / raw spawn, ${inFlight} in flight`,
+        value: round(ratio, 2),
         unit: "ratio",
-        target: "<= 1.25x",
-        ok: burstRatio <= 1.25,
+        target: `>= ${THROUGHPUT_TARGET}x`,
+        ok: ratio >= THROUGHPUT_TARGET,
+        notes: `per-quad ratios ${t.ratios.map((x) => x.toFixed(2)).join(", ")}`,
       },
     );
-
-    for (const inFlight of [1, 8, 32]) {
-      const t = await throughput(inFlight, q ? 1 : 2, q ? 600 : 1_000, spawner);
-      const ratio = median(t.ratios);
-      if (spawner) curve.raw.push([inFlight, median(t.raw)]);
-      curve[spawner ? "svc" : "inproc"].push([inFlight, median(t.svc)]);
-      results.push(
-        { name: `raw spawn /bin/true, ${inFlight} in flight${how ? ", alternated with the in-process runs" : ""}`, value: Math.round(median(t.raw)), unit: "spawns/s" },
-        {
-          name: `recorded manual runs of /bin/true, ${inFlight} in flight${how}`,
-          value: Math.round(median(t.svc)),
-          unit: "runs/s",
-          notes: `${t.lines} log line(s) per run recorded`,
-        },
-        {
-          name: `recorded runs / raw spawn, ${inFlight} in flight${how}`,
-          value: round(ratio, 2),
-          unit: "ratio",
-          target: `>= ${THROUGHPUT_TARGET}x`,
-          ok: ratio >= THROUGHPUT_TARGET,
-          notes: `per-quad ratios ${t.ratios.map((x) => x.toFixed(2)).join(", ")}`,
-        },
-      );
-    }
   }
 
   writeChart(join(ROOT, "docs", "perf", "throughput.svg"), {
@@ -244,17 +239,14 @@ export default async function engineBench(): Promise<BenchSection> {
     logX: true,
     series: [
       { name: "raw spawn", points: curve.raw },
-      { name: "svc, recorded (spawner helper, as svcd)", points: curve.svc },
-      { name: "svc, recorded (in-process spawn)", points: curve.inproc },
+      { name: "svc, recorded", points: curve.svc },
     ],
   });
 
   return {
     title: "Engine: tick, dispatch delay, recorded-run throughput",
     method:
-      "In this process: the real Engine on a SQLite file in a temp directory, real subprocesses, started as svcd starts them: " +
-      "through its spawner helper process (dist/executor/spawnerMain.js of the bench build); the rows marked in-process repeat " +
-      "the measurement with the engine forking this process itself. " +
+      "In this process: the real Engine on a SQLite file in a temp directory, real subprocesses. " +
       "Tick: `engine.tick()` (schedule table scan by the planner, SLA check, dispatch pass) with a frozen clock and nothing due, " +
       "on generated svc.yaml files (daily/weekdays/weekly/monthly/manual/after: mix, 5 zones), after 20 warm-up ticks, 3 rounds; " +
       "the figure is the round with the lowest p99 (other processes on this shared machine can take the CPU mid-round; every round's p99 is in the notes). " +

@@ -6,7 +6,7 @@
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { cpuMs, memMb, ROOT, spawnerPidOf, startDaemon, type Daemon } from "./helpers/daemon.js";
+import { cpuMs, memMb, ROOT, startDaemon, type Daemon } from "./helpers/daemon.js";
 import { svcYaml, writeTempProject } from "./helpers/projectGen.js";
 import { describe, median, pct, quick, round, sig, sleep } from "./helpers/stats.js";
 import { writeChart } from "./helpers/svg.js";
@@ -31,10 +31,6 @@ interface SizeRun {
   rss?: number;
   peak?: number;
   rssAfterStart?: number;
-  /** RssAnon: memory not shared with other processes. */
-  anon?: number;
-  /** The spawner helper's memory (null: not found). */
-  spawner?: { rss: number; anon: number } | null;
   tick?: TickCost;
 }
 
@@ -60,10 +56,7 @@ async function startSize(jobs: number, reps: number, firehoseLines: number): Pro
 /** Idle CPU of every daemon over `ms`, sampled per `sliceMs` (per-minute figures when ms >= 60 s). */
 async function idleWindow(runs: SizeRun[], ms: number, during: () => Promise<void>): Promise<void> {
   const slice = Math.min(60_000, ms);
-  // svcd's CPU includes its spawner helper's (a second process).
-  const helpers = runs.map((r) => spawnerPidOf(r.daemon.pid));
-  const cpu = (i: number): number => cpuMs(runs[i]!.daemon.pid)! + (helpers[i] ? (cpuMs(helpers[i]!) ?? 0) : 0);
-  const start = runs.map((_, i) => cpu(i));
+  const start = runs.map((r) => cpuMs(r.daemon.pid)!);
   const t0 = Date.now();
   const slices: number[][] = runs.map(() => []);
   const last = start.slice();
@@ -72,8 +65,8 @@ async function idleWindow(runs: SizeRun[], ms: number, during: () => Promise<voi
     while (Date.now() - t0 < ms) {
       await sleep(Math.min(slice, ms - (Date.now() - t0)));
       const now = Date.now();
-      runs.forEach((_, i) => {
-        const c = cpu(i);
+      runs.forEach((r, i) => {
+        const c = cpuMs(r.daemon.pid)!;
         slices[i]!.push((100 * (c - last[i]!)) / (now - lastT));
         last[i] = c;
       });
@@ -84,13 +77,11 @@ async function idleWindow(runs: SizeRun[], ms: number, during: () => Promise<voi
   await sampler;
   const elapsed = Date.now() - t0;
   runs.forEach((r, i) => {
-    r.idleCpuPct = (100 * (cpu(i) - start[i]!)) / elapsed;
+    r.idleCpuPct = (100 * (cpuMs(r.daemon.pid)! - start[i]!)) / elapsed;
     r.perMinute = slices[i];
     const m = memMb(r.daemon.pid);
     r.rss = m?.rss ?? NaN;
     r.peak = m?.peak ?? NaN;
-    r.anon = m?.anon ?? NaN;
-    r.spawner = helpers[i] ? memMb(helpers[i]!) : null;
   });
 }
 
@@ -241,16 +232,14 @@ export default async function scaleBench(): Promise<BenchSection> {
           value: round(r.idleCpuPct!, 3),
           unit: "% core",
           ...(r.jobs === 1_000 ? { target: "< 1 %", ok: r.idleCpuPct! < 1 } : {}),
-          notes: `svcd and its spawner helper; ${round(idleMs / 1_000)} s window; per ${idleMs >= 60_000 ? "minute" : `${round(idleMs / 1_000)} s`}: ${r.perMinute!.map((x) => round(x, 3)).join(", ")} %`,
+          notes: `${round(idleMs / 1_000)} s window; per ${idleMs >= 60_000 ? "minute" : `${round(idleMs / 1_000)} s`}: ${r.perMinute!.map((x) => round(x, 3)).join(", ")} %`,
         },
         {
           name: `RSS idle, ${n} jobs`,
           value: round(r.rss!, 1),
           unit: "MB",
           ...(r.jobs === 10_000 ? { target: "< 120 MB", ok: r.rss! < 120 } : r.jobs === 1_000 ? { target: "< 120 MB (issue 6)", ok: r.rss! < 120 } : {}),
-          notes:
-            `svcd's process, after ${round((idleMs + 3_000) / 1_000)} s idle (private ${round(r.anon!, 1)} MB); ${round(r.rssAfterStart!, 1)} MB right after startup; peak (VmHWM) ${round(r.peak!, 1)} MB; ` +
-            (r.spawner ? `its spawner helper: RSS ${round(r.spawner.rss, 1)} MB, of which private ${round(r.spawner.anon, 1)} MB (the rest is the node binary, shared with svcd)` : "spawner helper not found"),
+          notes: `after ${round((idleMs + 3_000) / 1_000)} s idle; ${round(r.rssAfterStart!, 1)} MB right after startup; peak (VmHWM) ${round(r.peak!, 1)} MB`,
         },
         {
           name: `tick, ${n} jobs: p99`,

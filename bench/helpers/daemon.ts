@@ -5,7 +5,7 @@
  * rewrites, the shared dist/ that other engineers' tests use.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { join, resolve } from "node:path";
 import { sleep } from "./stats.js";
@@ -194,28 +194,13 @@ export function cpuMs(pid: number): number | null {
   }
 }
 
-/** VmRSS, VmHWM (peak) and RssAnon (private, not shared with other node processes) of a process, MB. */
-export function memMb(pid: number): { rss: number; peak: number; anon: number } | null {
+/** VmRSS and VmHWM (peak) of a process, MB. */
+export function memMb(pid: number): { rss: number; peak: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? NaN);
-    return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024, anon: kb("RssAnon") / 1024 };
+    return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
   } catch {
     return null;
   }
-}
-
-/** Pid of svcd's spawner helper (its child running spawnerMain.js), or null. */
-export function spawnerPidOf(daemonPid: number): number | null {
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === daemonPid && readFileSync(`/proc/${name}/cmdline`, "utf8").includes("spawnerMain")) return Number(name);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return null;
 }

@@ -4,15 +4,13 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { loadProject, parseDaemonText } from "../../src/config/index.js";
 import { Engine } from "../../src/engine/engine.js";
 import { EventBus } from "../../src/engine/events.js";
 import type { Clock, TimerHandle } from "../../src/shared/clock.js";
 import { memoryLogger } from "../../src/shared/logger.js";
 import { openStore } from "../../src/store/index.js";
-import { RemoteSpawner } from "../../src/executor/index.js";
-import { ensureBuild } from "./daemon.js";
 import type { Store } from "../../src/store/api.js";
 
 /**
@@ -52,13 +50,8 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-/**
- * A started engine on `yaml` (svc.yaml text) and `daemonYaml` (svcd.yaml text).
- * With `spawner`, jobs start through svcd's spawner helper (the built
- * dist/executor/spawnerMain.js of the bench build), as in the real daemon;
- * without, the engine forks the benchmark process itself.
- */
-export async function engineRig(yaml: string, daemonYaml: string, clock: Clock, opts: { spawner?: boolean } = {}): Promise<Rig> {
+/** A started engine on `yaml` (svc.yaml text) and `daemonYaml` (svcd.yaml text). */
+export async function engineRig(yaml: string, daemonYaml: string, clock: Clock): Promise<Rig> {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-engine-"));
   mkdirSync(join(dir, ".svc"), { recursive: true });
   writeFileSync(join(dir, "svc.yaml"), yaml);
@@ -72,9 +65,7 @@ export async function engineRig(yaml: string, daemonYaml: string, clock: Clock, 
   const store = openStore({ path: join(dir, ".svc", "svc.db"), busyTimeoutMs: 5_000, walAutocheckpoint: 1_000 });
   const bus = new EventBus(log);
   store.logs.onFlushed((lines) => bus.emit("run:logs", { lines }));
-  const spawner = opts.spawner ? new RemoteSpawner({ script: join(dirname(ensureBuild()), "dist", "executor", "spawnerMain.js"), logger: log }) : undefined;
-  spawner?.start();
-  const engine = new Engine({ store, bus, log, clock, project: loaded.value, daemon: daemon.value, spawner });
+  const engine = new Engine({ store, bus, log, clock, project: loaded.value, daemon: daemon.value });
   await engine.start();
   return {
     dir,
@@ -84,7 +75,6 @@ export async function engineRig(yaml: string, daemonYaml: string, clock: Clock, 
     loadMs,
     async close() {
       await engine.stop({ force: true });
-      spawner?.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });
     },

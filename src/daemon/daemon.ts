@@ -9,7 +9,6 @@ import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.j
 import { Engine } from "../engine/engine.js";
 import type { NextRunInfo } from "../engine/scheduler.js";
 import { EventBus } from "../engine/events.js";
-import { RemoteSpawner } from "../executor/index.js";
 import { createNotifier, type Notifier } from "../notify/index.js";
 import { describeSlot } from "../schedule/nextRun.js";
 import { systemClock } from "../shared/clock.js";
@@ -151,10 +150,7 @@ export class Daemon {
     this.notifier.start();
     this.onUndo("notifier", () => this.notifier.stop());
 
-    // Jobs start through a small helper process: fork() from svcd costs more the bigger svcd is (executor/remoteSpawner.ts).
-    const spawner = new RemoteSpawner({ logger: this.log });
-    this.onUndo("spawner", () => spawner.close());
-    this.engine = new Engine({ store: this.store, bus, log: this.log, clock: systemClock, project: this.project, daemon: this.daemonConfig, spawner });
+    this.engine = new Engine({ store: this.store, bus, log: this.log, clock: systemClock, project: this.project, daemon: this.daemonConfig });
     const summary = await this.engine.start();
     this.onUndo("engine", () => this.engine.stop({ force: false }));
 
@@ -175,7 +171,6 @@ export class Daemon {
     }, { auth });
     this.onUndo("api", () => this.app?.close());
     await this.listen();
-    spawner.start(); // now rather than at the first job, which would wait for it
     // Loaded lazily for a fast first answer, but before anyone needs it (a request at fd exhaustion).
     setImmediate(() => {
       try {

@@ -1,6 +1,6 @@
 import type { JobConfig } from "../config/types.js";
 import { createOutputCapture, runWithTimeout } from "../executor/index.js";
-import type { OutStream, RemoteSpawner, SpawnSpec, TimedProcessHandle } from "../executor/index.js";
+import type { OutStream, SpawnSpec, TimedProcessHandle } from "../executor/index.js";
 import type { Clock } from "../shared/clock.js";
 import { iso } from "../shared/clock.js";
 import type { Logger } from "../shared/logger.js";
@@ -27,8 +27,6 @@ export interface AttemptDeps {
   log: Logger;
   killGraceMs: number;
   shell: string;
-  /** Start processes through svcd's spawner helper (see executor/remoteSpawner.ts). */
-  spawner?: RemoteSpawner;
 }
 
 /**
@@ -76,16 +74,6 @@ export class Attempt {
     return this.main.pidStart;
   }
 
-  /** True while the spawner helper has not answered: `pid` is not known yet. */
-  get startPending(): boolean {
-    return this.main.startPending;
-  }
-
-  /** Resolves once `pid` is known, or the main command could not start. */
-  get started(): Promise<void> {
-    return this.main.started;
-  }
-
   /** Stops the attempt for good (no retry): SIGTERM, then SIGKILL after the grace. */
   stop(reason: string): void {
     this.stopReason ??= reason;
@@ -99,7 +87,7 @@ export class Attempt {
   }
 
   private spawn(spec: SpawnSpec, timeoutMs: number | null, onLine: (s: OutStream, l: string) => void) {
-    const handle = runWithTimeout(spec, { killGraceMs: this.deps.killGraceMs, timeoutMs, onLine, logger: this.deps.log, spawner: this.deps.spawner });
+    const handle = runWithTimeout(spec, { killGraceMs: this.deps.killGraceMs, timeoutMs, onLine, logger: this.deps.log });
     this.current = handle;
     // A stop that raced the spawn still applies to the new process.
     if (this.stopReason !== null) handle.stop();

@@ -1,5 +1,4 @@
 import type { DaemonConfig, JobConfig, ProjectConfig } from "../config/types.js";
-import type { RemoteSpawner } from "../executor/index.js";
 import type { Clock } from "../shared/clock.js";
 import type { Logger } from "../shared/logger.js";
 import type { Store } from "../store/api.js";
@@ -27,8 +26,6 @@ export interface EngineDeps {
   baseEnv?: NodeJS.ProcessEnv;
   /** [0, 1) source for jitter; injected by tests. */
   random?: () => number;
-  /** svcd's spawner helper; without it the engine forks its own process. */
-  spawner?: RemoteSpawner;
 }
 
 /**
@@ -44,7 +41,6 @@ export interface EngineContext {
   readonly random: () => number;
   readonly daemon: DaemonConfig;
   readonly baseEnv: NodeJS.ProcessEnv;
-  readonly spawner: RemoteSpawner | undefined;
   project: ProjectConfig;
   /** Dependency-triggered downstream jobs of each job, from the current project. */
   downstreams: Map<string, string[]>;
@@ -65,7 +61,6 @@ export function createContext(deps: EngineDeps): EngineContext {
     daemon: deps.daemon,
     // A plain copy: reading process.env goes through getenv for every variable, on every dispatch.
     baseEnv: deps.baseEnv ?? { ...process.env },
-    spawner: deps.spawner,
     project: deps.project,
     downstreams: downstreamIndex(deps.project),
     attempts: new Map(),

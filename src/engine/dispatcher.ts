@@ -172,20 +172,11 @@ export class Dispatcher {
       return;
     }
     const attempt = new Attempt(
-      {
-        store: ctx.store,
-        clock: ctx.clock,
-        log: ctx.log,
-        killGraceMs: ctx.daemon.executor.killGraceMs,
-        shell: ctx.daemon.executor.shell,
-        spawner: ctx.spawner,
-      },
+      { store: ctx.store, clock: ctx.clock, log: ctx.log, killGraceMs: ctx.daemon.executor.killGraceMs, shell: ctx.daemon.executor.shell },
       { ...run, attempt: attemptNo },
       job,
       spec,
     );
-    // In the turn of the spawn request, so before any line of the process.
-    ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, nowIso(ctx));
     started.push({ run, job, attempt, attemptNo, queued: ctx.waiting.get(run.id) });
     ctx.waiting.delete(run.id);
     ctx.attempts.set(run.id, attempt);
@@ -193,23 +184,12 @@ export class Dispatcher {
 
   /**
    * Records the RUNNING transitions of the processes a pass started, in one
-   * transaction: in the turn that spawned them, or, through the spawner
-   * helper, once it has answered for all of them (their pids are needed).
+   * transaction, still in the turn that spawned them (so before any line of
+   * theirs is read).
    */
   private recordStarts(started: Started[]): void {
-    if (started.length === 0) return;
-    if (!started.some((s) => s.attempt.startPending)) return this.recordStartsNow(started);
-    void Promise.all(started.map((s) => s.attempt.started)).then(() => {
-      try {
-        this.recordStartsNow(started);
-      } catch (e) {
-        this.ctx.log.error({ err: toError(e) }, "recording the start of runs failed");
-      }
-    });
-  }
-
-  private recordStartsNow(started: Started[]): void {
     const { ctx } = this;
+    if (started.length === 0) return;
     const at = nowIso(ctx);
     let running: RunRecord[];
     try {
@@ -245,9 +225,10 @@ export class Dispatcher {
       }
       throw e;
     }
-    started.forEach(({ job, attempt }, i) => {
+    started.forEach(({ job, attempt, attemptNo }, i) => {
       const run = running[i]!;
       void attempt.done.then((result) => this.ended({ run, job, result, finishedAt: ctx.clock.now() }));
+      ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, at);
     });
   }
 

@@ -11,7 +11,6 @@ export type {
 } from "./types.js";
 export { startProcess, DEFAULT_DRAIN_MS } from "./startProcess.js";
 export { runWithTimeout } from "./runWithTimeout.js";
-export { RemoteSpawner, SPAWNER_SCRIPT } from "./remoteSpawner.js";
 export { createLineSplitter, DEFAULT_MAX_LINE_BYTES, type LineSplitter } from "./lineSplitter.js";
 export { processStartTime, isProcessAlive, isGroupAlive, ownsGroup, killGroup } from "./liveness.js";
 export { createOutputCapture, checkOutputMode } from "./outputs.js";

@@ -10,10 +10,8 @@ export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedP
   const handle = startProcess(spec, opts);
   let stoppedByCaller = false;
   let timedOut = false;
-  // Counted from the request, also through the spawner helper (whose answer takes a moment);
-  // a process that could not start resolves `exited` at once, which clears it.
   const timer =
-    opts.timeoutMs === null
+    opts.timeoutMs === null || handle.pid === null
       ? undefined
       : setTimeout(() => {
           // A stop() the caller already asked for keeps its own reason (cancel).
@@ -25,16 +23,10 @@ export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedP
     return { ...info, timedOut };
   });
   return {
-    get pid() {
-      return handle.pid;
-    },
+    pid: handle.pid,
     get pidStart() {
       return handle.pidStart;
     },
-    get startPending() {
-      return handle.startPending;
-    },
-    started: handle.started,
     exited,
     stop: () => {
       if (!timedOut) stoppedByCaller = true;

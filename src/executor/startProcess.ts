@@ -28,7 +28,6 @@ import type { Readable } from "node:stream";
 import { toError } from "../shared/toError.js";
 import { createLineSplitter, DEFAULT_MAX_LINE_BYTES } from "./lineSplitter.js";
 import { isGroupAlive, processStartTime, signalGroup, terminateGroup } from "./liveness.js";
-import type { RemoteSpawner } from "./remoteSpawner.js";
 import type { ExitInfo, OutStream, ProcessHandle, SpawnSpec, StartOptions } from "./types.js";
 
 export const DEFAULT_DRAIN_MS = 200;
@@ -43,7 +42,6 @@ export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle
   const argv = toArgv(spec);
   if (typeof argv === "string") return failedHandle(argv);
   const [file, ...args] = argv;
-  if (opts.spawner?.usable) return startRemote(spec, file!, args, opts.spawner, opts);
   let child: ChildProcess;
   try {
     child = spawn(file!, args, {
@@ -65,51 +63,6 @@ export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle
     );
   }
   return track(child, child.pid, opts);
-}
-
-/**
- * Through the spawner helper (remoteSpawner.ts): the same handle, but `pid`
- * is known only once `started` resolves. A stop() or kill() before that is
- * carried out as soon as the process runs.
- */
-function startRemote(spec: SpawnSpec, file: string, args: string[], spawner: RemoteSpawner, opts: StartOptions): ProcessHandle {
-  let inner: ProcessHandle | null = null;
-  let wanted: "stop" | "kill" | null = null;
-  let resolveExited!: (info: ExitInfo) => void;
-  const exited = new Promise<ExitInfo>((r) => (resolveExited = r));
-  let pending = true;
-  const started = spawner.spawn(file, args, spec.cwd, spec.env).then((res) => {
-    pending = false;
-    if ("error" in res) {
-      resolveExited({ code: null, signal: null, spawnError: spawnErrorReason(spec, res.error) });
-      return;
-    }
-    inner = "fallback" in res ? startProcess(spec, { ...opts, spawner: undefined }) : track(res.child, res.child.pid, opts, res.child.pidStart);
-    void inner.exited.then(resolveExited);
-    if (wanted === "kill") inner.kill();
-    else if (wanted === "stop") inner.stop();
-  });
-  return {
-    get pid() {
-      return inner?.pid ?? null;
-    },
-    get pidStart() {
-      return inner?.pidStart ?? null;
-    },
-    get startPending() {
-      return pending;
-    },
-    started,
-    exited,
-    stop: () => {
-      if (inner) inner.stop();
-      else wanted ??= "stop";
-    },
-    kill: () => {
-      if (inner) inner.kill();
-      else wanted = "kill";
-    },
-  };
 }
 
 /** The argv to spawn, or a reason why there is none. */
@@ -152,25 +105,17 @@ function failedHandle(reason: string | Promise<string>): ProcessHandle {
   const exited = Promise.resolve(reason).then(
     (spawnError): ExitInfo => ({ code: null, signal: null, spawnError }),
   );
-  return { pid: null, pidStart: null, startPending: false, started: Promise.resolve(), exited, stop: () => {}, kill: () => {} };
+  return { pid: null, pidStart: null, exited, stop: () => {}, kill: () => {} };
 }
 
-/** What track() uses of a child process: Node's ChildProcess, or a RemoteChild of the spawner helper. */
-interface TrackedChild {
-  stdout: Readable | null;
-  stderr: Readable | null;
-  on(event: "error", listener: (e: Error) => void): unknown;
-  once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
-}
-
-function track(child: TrackedChild, pid: number, opts: StartOptions, knownPidStart?: string | null): ProcessHandle {
+function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHandle {
   // Read on first use, or at the end of this turn at the latest: the start time
   // is fixed at fork, and the leader cannot be reaped (its pid reused) before
   // its exit event is handled, in a later turn. Not reading it here keeps a
   // burst of spawns one spawn apart.
-  let pidStart: string | null | undefined = knownPidStart;
+  let pidStart: string | null | undefined;
   const readPidStart = (): string | null => (pidStart === undefined ? (pidStart = processStartTime(pid)) : pidStart);
-  if (pidStart === undefined) queueMicrotask(readPidStart);
+  queueMicrotask(readPidStart);
   const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const drainMs = opts.drainMs ?? DEFAULT_DRAIN_MS;
 
@@ -308,8 +253,6 @@ function track(child: TrackedChild, pid: number, opts: StartOptions, knownPidSta
     get pidStart() {
       return readPidStart();
     },
-    startPending: false,
-    started: Promise.resolve(),
     exited,
     stop,
     kill,

@@ -3,7 +3,6 @@
  * process group, stream its lines, stop the whole group on demand.
  */
 import type { Logger } from "../shared/logger.js";
-import type { RemoteSpawner } from "./remoteSpawner.js";
 
 export interface SpawnSpec {
   /** String: run through `shell -c`. Array: executed directly (argv). */
@@ -33,13 +32,6 @@ export interface ProcessHandle {
    * spawn failed or /proc is unavailable.
    */
   readonly pidStart: string | null;
-  /**
-   * True while a start through the spawner helper has not been answered
-   * (`pid` is null until then); always false for a process svcd spawned itself.
-   */
-  readonly startPending: boolean;
-  /** Resolves once `pid` is known or the start failed (at once unless startPending). */
-  readonly started: Promise<void>;
   /**
    * Resolves once the leader has exited and both pipes are drained (every
    * line delivered). Never rejects. By then nothing of the group is left
@@ -71,8 +63,6 @@ export interface StartOptions {
   drainMs?: number;
   /** Where a throwing onLine, pipe errors and other unexpected errors are reported. */
   logger?: Logger;
-  /** Start through this spawner helper (svcd) rather than forking this process. */
-  spawner?: RemoteSpawner;
 }
 
 export interface TimedStartOptions extends StartOptions {
