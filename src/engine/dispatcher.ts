@@ -244,24 +244,9 @@ export class Dispatcher {
 
   private recordEndings(): void {
     const batch = this.endings.splice(0);
-    if (batch.length === 1) return this.recordEnd(batch[0]!);
-    const { ctx } = this;
-    this.pumping = true;
-    try {
-      ctx.store.logs.flush();
-      ctx.store.tx(() => {
-        for (const e of batch) this.record(e.run, e.job, e.result, e.finishedAt);
-      });
-    } catch {
-      // Nothing of the batch was written: each end is recorded on its own, with its own retries.
-      this.pumping = false;
-      for (const e of batch) this.recordEnd(e);
-      return;
-    } finally {
-      this.pumping = false;
-    }
-    for (const e of batch) ctx.attempts.delete(e.run.id);
-    this.pump();
+    if (batch.length > 1 && this.writeEnds(batch) === null) return this.pump();
+    // One end, or a batch the database refused (nothing of it written): each on its own, with its own retries.
+    for (const e of batch) this.recordEnd(e);
   }
 
   /**
@@ -272,47 +257,61 @@ export class Dispatcher {
    */
   private recordEnd(ending: Ending, failures = 0): void {
     const { ctx } = this;
-    const { run, job, result, finishedAt } = ending;
-    // Runs the outcome makes ready start after the commit, in the pump below.
-    this.pumping = true;
-    try {
-      // Every line of the attempt is stored before its end: whoever sees the run finished reads all of it.
-      ctx.store.logs.flush();
-      ctx.store.tx(() => this.record(run, job, result, finishedAt));
-    } catch (e) {
-      const err = toError(e);
-      if (isStorageError(err)) {
-        if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
-        ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => this.recordEnd(ending, failures + 1));
-        return;
-      }
-      ctx.log.error({ err, run_id: run.id, job: job.name }, "recording the end of a run failed");
-    } finally {
-      this.pumping = false;
+    const { run, job } = ending;
+    const err = this.writeEnds([ending]);
+    if (err !== null && isStorageError(err)) {
+      if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
+      ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => this.recordEnd(ending, failures + 1));
+      return;
     }
-    ctx.attempts.delete(run.id);
-    if (failures > 0) ctx.log.info({ run_id: run.id, job: job.name }, `recorded the end of run ${run.id} after ${failures} failed tries`);
+    if (err !== null) {
+      ctx.log.error({ err, run_id: run.id, job: job.name }, "recording the end of a run failed");
+      ctx.attempts.delete(run.id);
+    } else if (failures > 0) {
+      ctx.log.info({ run_id: run.id, job: job.name }, `recorded the end of run ${run.id} after ${failures} failed tries`);
+    }
     this.pump();
   }
 
-  private record(run: RunRecord, job: JobConfig, result: AttemptResult, finishedAt: number): void {
+  /**
+   * Every buffered line, then the ends, in one transaction; frees the attempts' pool slots once
+   * written. Returns what the database threw, or null. Runs the outcomes make ready start after
+   * the commit, in the caller's pump.
+   */
+  private writeEnds(batch: Ending[]): Error | null {
     const { ctx } = this;
-    // `run` is the RUNNING row its start returned; the transitions below check the status and
-    // return the row as stored (fields written meanwhile, e.g. sla_breached, included).
-    const current = run;
+    this.pumping = true;
+    try {
+      // Every line of an attempt is stored before its end: whoever sees the run finished reads all of it.
+      ctx.store.logs.flush();
+      ctx.store.tx(() => {
+        for (const e of batch) this.record(e);
+      });
+    } catch (e) {
+      return toError(e);
+    } finally {
+      this.pumping = false;
+    }
+    for (const e of batch) ctx.attempts.delete(e.run.id);
+    return null;
+  }
+
+  /** `run` is the RUNNING row its start returned; the transitions below check its status and return the row as stored. */
+  private record({ run, job, result, finishedAt }: Ending): void {
+    const { ctx } = this;
     const patch = {
       exit_code: result.exitCode,
       hc_status: result.hc,
       finished_at: new Date(finishedAt).toISOString(),
       // Wall-clock difference: a clock stepped back during the run must not make it negative.
-      duration_ms: Math.max(0, finishedAt - Date.parse(current.started_at ?? new Date(finishedAt).toISOString())),
+      duration_ms: Math.max(0, finishedAt - Date.parse(run.started_at ?? new Date(finishedAt).toISOString())),
       pid: null,
     };
     // The job's lock is released in the same write as its last_success / last_failure.
     if (result.ok) {
-      succeed(ctx, this, current, job, { ...patch, error: result.hc === "warn" ? result.error : null }, result.hc === "warn", { lock_pid: null });
+      succeed(ctx, this, run, job, { ...patch, error: result.hc === "warn" ? result.error : null }, result.hc === "warn", { lock_pid: null });
     } else {
-      const failed = setStatus(ctx, current, "FAILED", { ...patch, error: result.error });
+      const failed = setStatus(ctx, run, "FAILED", { ...patch, error: result.error });
       ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at, lock_pid: null });
       afterFailure(ctx, this, failed, job, result.retryable);
     }
