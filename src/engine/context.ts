@@ -41,6 +41,8 @@ export interface EngineContext {
   readonly random: () => number;
   readonly daemon: DaemonConfig;
   readonly baseEnv: NodeJS.ProcessEnv;
+  /** What every job's environment starts from: `baseEnv` (set variables) under `executor.global_env`, built once. */
+  readonly spawnEnv: Readonly<Record<string, string>>;
   project: ProjectConfig;
   /** Dependency-triggered downstream jobs of each job, from the current project. */
   downstreams: Map<string, string[]>;
@@ -52,6 +54,11 @@ export interface EngineContext {
 }
 
 export function createContext(deps: EngineDeps): EngineContext {
+  // A plain copy: reading process.env goes through getenv for every variable, on every dispatch.
+  const baseEnv = deps.baseEnv ?? { ...process.env };
+  const spawnEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) spawnEnv[k] = v;
+  Object.assign(spawnEnv, deps.daemon.executor.globalEnv);
   return {
     store: deps.store,
     bus: deps.bus,
@@ -59,8 +66,8 @@ export function createContext(deps: EngineDeps): EngineContext {
     clock: deps.clock,
     random: deps.random ?? Math.random,
     daemon: deps.daemon,
-    // A plain copy: reading process.env goes through getenv for every variable, on every dispatch.
-    baseEnv: deps.baseEnv ?? { ...process.env },
+    baseEnv,
+    spawnEnv,
     project: deps.project,
     downstreams: downstreamIndex(deps.project),
     attempts: new Map(),

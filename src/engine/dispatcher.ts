@@ -61,48 +61,72 @@ export class Dispatcher {
     const now = ctx.clock.now();
     const cycles = new Map<string, RunRecord[]>();
     const ids = [...ctx.waiting.keys()].sort((a, b) => a - b);
-    for (const id of ids) {
+    // Rows are read ahead, READ_AHEAD ids a query. Whatever the pass writes besides a start (a drop,
+    // a replace, a failed dispatch) may concern the runs read ahead: they are read again after it.
+    let ahead = new Map<number, RunRecord>();
+    let readTo = 0;
+    const read = (i: number): RunRecord | undefined => {
+      if (i >= readTo) {
+        readTo = Math.min(ids.length, i + READ_AHEAD);
+        ahead = new Map(ctx.store.runs.getMany(ids.slice(i, readTo)).map((r) => [r.id, r]));
+      }
+      return ahead.get(ids[i]!);
+    };
+    // Waiting RETRYING runs hold max_concurrent_jobs slots too: counted once here and kept up to
+    // date as they leave the queue, not recounted for every run (50 due at once were 50 walks).
+    let retrying = this.retryingCount();
+    for (let i = 0; i < ids.length; i++) {
       if (ctx.attempts.size >= ctx.daemon.executor.poolSize) return;
+      const id = ids[i]!;
       const w = ctx.waiting.get(id);
       if (!w || (w.status === "RETRYING" && (w.nextAttemptAt ?? 0) > now)) continue;
-      const run = ctx.store.runs.get(id);
+      const run = read(i);
       if (!run || run.status !== w.status) {
         ctx.waiting.delete(id); // changed behind our back (skip, cancel): not ours to start
+        if (w.status === "RETRYING") retrying--;
         continue;
       }
-      if (run.status === "PENDING" && this.activeCount() >= ctx.daemon.scheduler.maxConcurrentJobs) return;
-      this.consider(run, cycles, started);
+      if (run.status === "PENDING" && ctx.attempts.size + retrying >= ctx.daemon.scheduler.maxConcurrentJobs) return;
+      if (this.consider(run, cycles, started)) {
+        readTo = 0;
+        retrying = this.retryingCount();
+      } else if (w.status === "RETRYING" && !ctx.waiting.has(id)) {
+        retrying--;
+      }
     }
   }
 
-  private consider(run: RunRecord, cycles: Map<string, RunRecord[]>, started: Started[]): void {
+  /** Starts the run if it may start. True when it wrote something else (a drop, a replace, a failed dispatch). */
+  private consider(run: RunRecord, cycles: Map<string, RunRecord[]>, started: Started[]): boolean {
     const { ctx } = this;
     const job = ctx.project.jobs.get(run.job_name);
     if (!job) {
       this.drop(run, "FAILED", `job ${run.job_name} is no longer in svc.yaml`);
-      return;
+      return true;
     }
     if (ctx.halted.has(run.cycle_id)) {
       this.drop(run, run.status === "PENDING" ? "SKIPPED" : "FAILED", "pipeline stopped");
-      return;
+      return true;
     }
+    let replaced = false;
     if (run.status === "PENDING") {
-      if (!this.gateOpen(run, job, cycles)) return;
-      const others = this.activeRunsOf(job.name, run.id);
+      if (!this.gateOpen(run, job, cycles)) return false;
+      const others = job.concurrency === "allow" ? [] : this.activeRunsOf(job.name, run.id);
       if (others.length > 0 && job.concurrency === "forbid") {
         this.drop(run, "SKIPPED", "concurrency forbid");
-        return;
+        return true;
       }
       if (others.length > 0 && job.concurrency === "replace") {
         for (const other of others) this.stopRun(other, `replaced by run ${run.id}`);
+        replaced = true;
       }
     }
-    this.start(run, job, started);
+    return this.start(run, job, started) || replaced;
   }
 
-  /** Runs RUNNING or RETRYING (held slots against max_concurrent_jobs). */
-  activeCount(): number {
-    let n = this.ctx.attempts.size;
+  /** Waiting runs that are RETRYING. */
+  private retryingCount(): number {
+    let n = 0;
     for (const w of this.ctx.waiting.values()) if (w.status === "RETRYING") n++;
     return n;
   }
@@ -110,7 +134,7 @@ export class Dispatcher {
   /** Run ids of a job that are RUNNING or RETRYING, except `exceptId`. */
   activeRunsOf(job: string, exceptId = -1): number[] {
     const ids: number[] = [];
-    for (const [id, a] of this.ctx.attempts) if (a.job.name === job && id !== exceptId) ids.push(id);
+    for (const a of this.ctx.attempts.values()) if (a.job.name === job && a.run.id !== exceptId) ids.push(a.run.id);
     for (const w of this.ctx.waiting.values()) if (w.job === job && w.status === "RETRYING" && w.id !== exceptId) ids.push(w.id);
     return ids;
   }
@@ -152,8 +176,11 @@ export class Dispatcher {
     if (w && run && run.status === "RETRYING") this.drop(run, "FAILED", reason);
   }
 
-  /** Spawns the run's process; its RUNNING transition is recorded by recordStarts at the end of the pass. */
-  private start(run: RunRecord, job: JobConfig, started: Started[]): void {
+  /**
+   * Spawns the run's process; its RUNNING transition is recorded by recordStarts at the end of the
+   * pass. True when it could not be dispatched (recorded FAILED, with what follows a failure).
+   */
+  private start(run: RunRecord, job: JobConfig, started: Started[]): boolean {
     const { ctx } = this;
     const attemptNo = run.status === "RETRYING" ? run.attempt + 1 : run.attempt;
     const spec = prepareSpawn(ctx, run, job, attemptNo);
@@ -169,7 +196,7 @@ export class Dispatcher {
       ctx.store.logs.append(run.id, "stderr", `svc: ${spec.error}`, nowIso(ctx));
       ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at });
       afterFailure(ctx, this, failed, job, false);
-      return;
+      return true;
     }
     const attempt = new Attempt(
       { store: ctx.store, clock: ctx.clock, log: ctx.log, killGraceMs: ctx.daemon.executor.killGraceMs, shell: ctx.daemon.executor.shell },
@@ -180,6 +207,7 @@ export class Dispatcher {
     started.push({ run, job, attempt, attemptNo, queued: ctx.waiting.get(run.id) });
     ctx.waiting.delete(run.id);
     ctx.attempts.set(run.id, attempt);
+    return false;
   }
 
   /**
@@ -335,6 +363,9 @@ interface Started {
   /** Its queue entry, put back when the start cannot be recorded. */
   queued: Waiting | undefined;
 }
+
+/** Waiting runs read per query in a dispatch pass. */
+const READ_AHEAD = 64;
 
 /** How long to wait before writing the end of a run again after the database refused it. */
 const RECORD_RETRY_MS = 1_000;

@@ -12,9 +12,8 @@ import { findOutputRefs, OutputValues, outputEnvName, renderLiteral, renderShell
  */
 export function prepareSpawn(ctx: EngineContext, run: RunRecord, job: JobConfig, attempt: number): SpawnSpec | { error: string } {
   const values = new OutputValues();
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(ctx.baseEnv)) if (v !== undefined) env[k] = v;
-  Object.assign(env, ctx.daemon.executor.globalEnv);
+  // One copy of a prepared object, not a walk over the daemon's environment for each run.
+  const env: Record<string, string> = { ...ctx.spawnEnv };
 
   // Every output of the direct upstreams in this cycle is exported as SVC_OUTPUT_*.
   if (job.upstreams.length > 0) {

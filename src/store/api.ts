@@ -96,6 +96,8 @@ export interface RunsStore {
   /** Inserts a run (PENDING unless `status: SKIPPED`). Throws DuplicateSlotError for a repeated (job, scheduled_for). */
   create(run: NewRun): RunRecord;
   get(id: number): RunRecord | null;
+  /** The runs of these ids that exist, in one query (in no particular order). */
+  getMany(ids: readonly number[]): RunRecord[];
   /**
    * Moves a run to `to`, checking the transition table against the stored
    * status (and against `from` when given), and applies `patch`. Returns the

@@ -162,6 +162,14 @@ describe("runs: the engine's queries", () => {
   it("inCycle: every run of the cycle, oldest first", () => {
     expect(store.runs.inCycle("cyc-eng").map((r) => r.id)).toEqual([ids.s1!.id, ids.f1!.id, ids.p1!.id]);
   });
+
+  it("getMany: the existing runs of the ids, as get() reads them", () => {
+    const wanted = [ids.y1!.id, ids.p1!.id, 987_654_321, ids.s1!.id];
+    const got = store.runs.getMany(wanted);
+    expect(got.map((r) => r.id).sort((a, b) => a - b)).toEqual([ids.s1!.id, ids.p1!.id, ids.y1!.id]);
+    for (const r of got) expect(r).toEqual(store.runs.get(r.id));
+    expect(store.runs.getMany([])).toEqual([]);
+  });
 });
 
 describe("runs: page() and audit() over a known data set", () => {

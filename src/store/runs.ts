@@ -68,7 +68,7 @@ export function toRun(row: RunRow): RunRecord {
 
 export class SqliteRuns implements RunsStore {
   private readonly st: Record<
-    "insert" | "insertTag" | "get" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag",
+    "insert" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag",
     Stmt
   >;
   private readonly cache: StatementCache;
@@ -82,6 +82,7 @@ export class SqliteRuns implements RunsStore {
         RETURNING *`),
       insertTag: db.prepare("INSERT OR IGNORE INTO run_tags (tag, run_id) VALUES (?, ?)"),
       get: db.prepare("SELECT * FROM job_runs WHERE id = ?"),
+      getMany: db.prepare("SELECT * FROM job_runs WHERE id IN (SELECT value FROM json_each(?))"),
       status: db.prepare("SELECT status FROM job_runs WHERE id = ?").pluck(),
       recent: db.prepare("SELECT * FROM job_runs WHERE job_name = ? ORDER BY id DESC LIMIT ?"),
       lastFinished: db.prepare(
@@ -132,6 +133,11 @@ export class SqliteRuns implements RunsStore {
   get(id: number): RunRecord | null {
     const row = this.st.get.get(id) as RunRow | undefined;
     return row ? toRun(row) : null;
+  }
+
+  getMany(ids: readonly number[]): RunRecord[] {
+    if (ids.length === 0) return [];
+    return (this.st.getMany.all(JSON.stringify(ids)) as RunRow[]).map(toRun);
   }
 
   transition(id: number, to: RunStatus, patch: RunPatch = {}, from?: RunStatus): RunRecord {

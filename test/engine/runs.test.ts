@@ -171,6 +171,26 @@ describe("the pool", () => {
     const starts = kit.transitions.filter((t) => t.to === "RUNNING").map((t) => t.id);
     expect(starts).toEqual([blocker.id, a.id, c.id]);
   });
+
+  it("counts a RETRYING run against max_concurrent_jobs until it ends", async () => {
+    kit = await engineKit(
+      `jobs:\n  flaky:\n    command: "exit 1"\n    retries: 3\n    retry_delay: "fixed:1h"\n  a:\n    command: "echo a"\n  b:\n    command: "echo b"\n`,
+      { daemon: "scheduler:\n  max_concurrent_jobs: 1\n" },
+    );
+    const flaky = kit.engine.runNow("flaky", { triggeredBy: "cli" });
+    await kit.waitRun(flaky.id, ["RETRYING"]);
+    const a = kit.engine.runNow("a", { triggeredBy: "cli" });
+    const b = kit.engine.runNow("b", { triggeredBy: "cli" });
+    await new Promise((r) => setTimeout(r, 300));
+    expect([kit.store.runs.get(a.id)!.status, kit.store.runs.get(b.id)!.status]).toEqual(["PENDING", "PENDING"]);
+    // The cancel ends the RETRYING run: its slot goes to a, then to b, one at a time.
+    kit.engine.cancel("flaky");
+    await kit.waitRun(b.id, ["SUCCESS"]);
+    const starts = kit.transitions.filter((t) => t.to === "RUNNING").map((t) => t.id);
+    expect(starts).toEqual([flaky.id, a.id, b.id]);
+    const aDone = kit.store.runs.get(a.id)!;
+    expect(Date.parse(kit.store.runs.get(b.id)!.started_at!)).toBeGreaterThanOrEqual(Date.parse(aDone.finished_at!));
+  });
 });
 
 describe("concurrency policies", () => {
