@@ -213,23 +213,27 @@ function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHan
       onEnd();
     });
   };
-  attach("stdout", child.stdout);
-  attach("stderr", child.stderr);
+  // Wired at the end of this turn, like pidStart: nothing can reach the listeners before (pipe
+  // data and the exit come in later turns), and a burst of spawns is not one wiring apart.
+  queueMicrotask(() => {
+    attach("stdout", child.stdout);
+    attach("stderr", child.stderr);
 
-  child.on("error", (e) => {
-    // After a successful spawn this only reports a failed child.kill(), which we never call.
-    opts.logger?.warn({ err: toError(e), pid }, "executor: child process error");
-  });
-  child.once("exit", (code, signal) => {
-    exit = { code, signal };
-    for (const catchUp of catchUps) catchUp();
-    if (openPipes === 0) return finish();
-    drainTimer = setTimeout(() => {
-      signalGroup(pid, "SIGKILL");
+    child.on("error", (e) => {
+      // After a successful spawn this only reports a failed child.kill(), which we never call.
+      opts.logger?.warn({ err: toError(e), pid }, "executor: child process error");
+    });
+    child.once("exit", (code, signal) => {
+      exit = { code, signal };
+      for (const catchUp of catchUps) catchUp();
+      if (openPipes === 0) return finish();
       drainTimer = setTimeout(() => {
-        for (const p of pipes) p.destroy();
-      }, ESCAPED_PIPE_WAIT_MS);
-    }, drainMs);
+        signalGroup(pid, "SIGKILL");
+        drainTimer = setTimeout(() => {
+          for (const p of pipes) p.destroy();
+        }, ESCAPED_PIPE_WAIT_MS);
+      }, drainMs);
+    });
   });
 
   const stop = (): void => {
