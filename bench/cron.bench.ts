@@ -6,6 +6,7 @@
  * Both schedulers' own CPU and memory while idle are sampled from /proc.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -150,9 +151,12 @@ export default async function cronBench(): Promise<BenchSection> {
     // ---- the raw floor: the same 50 shell commands spawned at once, while both schedulers wait ----
     const rawFile = join(work, "raw.txt");
     const rawRounds: number[][] = [];
+    // The same processes as svcd starts: its environment (this process's, which it inherits) and the SVC_* variables.
+    const jobEnv: Record<string, string> = { SVC_JOB: "at-00", SVC_RUN_ID: "1051", SVC_CYCLE_ID: randomUUID(), SVC_ATTEMPT: "1", SVC_TRIGGER: "schedule" };
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) jobEnv[k] ??= v;
     for (let r = 0; r < 3 && Date.now() < m - 8_000; r++) {
       rmSync(rawFile, { force: true });
-      const { target } = await rawBurstInFreshNode(JOBS, ["/bin/sh", "-c", `date +%s.%N >> ${rawFile}`]);
+      const { target } = await rawBurstInFreshNode(JOBS, ["/bin/sh", "-c", `date +%s.%N >> ${rawFile}`], jobEnv);
       rawRounds.push(stampDelays(rawFile, target));
       await sleep(500);
     }
@@ -219,7 +223,8 @@ export default async function cronBench(): Promise<BenchSection> {
         `its own ${CRON_FILE} with ${IDLE_ENTRIES} other entries) at minute M, and a real svcd (${IDLE_ENTRIES} other jobs, ${JOBS} \`daily\` ` +
         `jobs in UTC, executor.pool_size ${JOBS}) at M+1, so the two never compete for the CPU at their instant. Delay = the stamp ` +
         "written by date minus the minute boundary. Raw floor: a fresh, minimal Node process (no modules: fork cost grows with the parent's " +
-        `memory) sleeps to a whole second with setTimeout and spawns the same ${JOBS} \`sh -c\` commands at once (pipes, detached), ` +
+        `memory) sleeps to a whole second with setTimeout and spawns the same ${JOBS} \`sh -c\` commands at once (pipes, detached, ` +
+        `svcd's environment and the SVC_* variables: the same processes), ` +
         `${q ? "up to 3" : "3"} rounds before M. Idle CPU: user+system ` +
         "time of the scheduler's own process (not its children) from /proc/<pid>/stat sampled every second; cron over each minute " +
         "after its jobs ran (each includes its once-a-minute wake-up), svcd from startup +3 s to 2 s before its minute" +

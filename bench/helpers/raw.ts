@@ -68,8 +68,7 @@ export async function rawBurstDelays(n: number): Promise<number[]> {
 const FRESH_BURST = `
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-const [n, ...cmd] = JSON.parse(process.argv[1]);
-const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+const [n, env, ...cmd] = JSON.parse(process.argv[1]);
 const target = Math.ceil((Date.now() + 300) / 1000) * 1000;
 await new Promise((r) => setTimeout(r, target - Date.now()));
 await Promise.all(Array.from({ length: n }, async () => {
@@ -85,13 +84,14 @@ process.stdout.write(String(target));
  * rawBurst from a fresh, minimal Node process (no modules, ~40 MB): fork
  * costs grow with the parent's memory, so this is the floor any Node
  * scheduler pays here, independent of how big the benchmark process is.
+ * `env` is each process's environment (default: PATH alone); to spawn the
+ * same processes as a scheduler does, pass the environment it gives them.
  */
-export function rawBurstInFreshNode(n: number, cmd: string[]): Promise<{ target: number }> {
+export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string, string> = ENV): Promise<{ target: number }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ["--input-type=module", "-e", FRESH_BURST, JSON.stringify([n, ...cmd])], { timeout: 30_000 }, (err, stdout) => {
+    execFile(process.execPath, ["--input-type=module", "-e", FRESH_BURST, JSON.stringify([n, env, ...cmd])], { timeout: 30_000 }, (err, stdout) => {
       if (err) reject(err);
       else resolve({ target: Number(stdout.trim()) });
     });
   });
 }
-
