@@ -10,9 +10,9 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuMs, memMb, startDaemon, type Daemon } from "./helpers/daemon.js";
+import { BUILD_DIR, cpuMs, memMb, startDaemon, type Daemon } from "./helpers/daemon.js";
 import { idleJobsYaml, utcHHMM } from "./helpers/projectGen.js";
-import { rawBurstInFreshNode } from "./helpers/raw.js";
+import { rawBurstInFreshNode, rawBurstsInDaemonNode } from "./helpers/raw.js";
 import { describe, median, pct, quick, round, sig, sleep, sleepUntil } from "./helpers/stats.js";
 import type { BenchResult, BenchSection } from "./types.js";
 
@@ -105,7 +105,7 @@ export default async function cronBench(): Promise<BenchSection> {
   const cronOut = join(work, "cron.txt");
   const svcOut = join(work, "svc.txt");
   // cron's jobs at minute M, svc's at M+1: they never compete for the CPU at their instant.
-  const m = pickMinute(20_000, idleMinutes + 1);
+  const m = pickMinute(30_000, idleMinutes + 1);
   const svcAt = m + MINUTE;
   const end = m + (idleMinutes * MINUTE) + 5_000;
 
@@ -130,13 +130,17 @@ export default async function cronBench(): Promise<BenchSection> {
 
     // ---- svcd: 1,000 idle jobs + 50 due at M+1 ----
     const dir = join(work, "project");
-    const dueJobs = Array.from(
-      { length: JOBS },
-      (_, i) => `  at-${String(i).padStart(2, "0")}:\n    command: date +%s.%N >> ${svcOut}\n    frequency: daily\n    time: "${utcHHMM(svcAt)}"\n    concurrency: allow\n`,
-    ).join("");
+    const dueJobs = (schedule: string): string =>
+      Array.from({ length: JOBS }, (_, i) => `  at-${String(i).padStart(2, "0")}:\n    command: date +%s.%N >> ${svcOut}\n    ${schedule}\n    concurrency: allow\n`).join("");
+    const svcdYaml = `executor:\n  pool_size: ${JOBS}\nscheduler:\n  max_concurrent_jobs: 64\n`;
     execFileSync("mkdir", ["-p", dir]);
-    writeFileSync(join(dir, "svc.yaml"), `defaults:\n  timezone: UTC\njobs:\n${idle}${dueJobs}`);
-    writeFileSync(join(dir, "svcd.yaml"), `executor:\n  pool_size: ${JOBS}\nscheduler:\n  max_concurrent_jobs: 64\n`);
+    writeFileSync(join(dir, "svc.yaml"), `defaults:\n  timezone: UTC\njobs:\n${idle}${dueJobs(`frequency: daily\n    time: "${utcHHMM(svcAt)}"`)}`);
+    writeFileSync(join(dir, "svcd.yaml"), svcdYaml);
+    // Its twin for the floor at svcd's size: the same jobs, the 50 manual (nothing fires), its own data.
+    const twin = join(work, "twin");
+    execFileSync("mkdir", ["-p", twin]);
+    writeFileSync(join(twin, "svc.yaml"), `defaults:\n  timezone: UTC\njobs:\n${idle}${dueJobs("frequency: manual")}`);
+    writeFileSync(join(twin, "svcd.yaml"), svcdYaml);
     daemon = await startDaemon(dir);
     const svcdPid = daemon.pid;
     const svcdReady = Date.now();
@@ -160,6 +164,14 @@ export default async function cronBench(): Promise<BenchSection> {
       rawRounds.push(stampDelays(rawFile, target));
       await sleep(500);
     }
+    // The same bursts from a process of svcd's size: what fork costs svcd before any of its own work.
+    const sizedRounds: number[][] = [];
+    if (Date.now() < m - 15_000) {
+      const files = [0, 1, 2].map((r) => join(work, `sized-${r}.txt`));
+      const cmds = files.map((f) => ["/bin/sh", "-c", `date +%s.%N >> ${f}`]);
+      const targets = await rawBurstsInDaemonNode(join(BUILD_DIR, "dist", "bundle", "svcd.mjs"), join(twin, "svc.yaml"), JOBS, cmds, jobEnv);
+      targets.forEach((t, r) => sizedRounds.push(stampDelays(files[r]!, t)));
+    }
     const cronMem = { before: memMb(cronPid!)?.rss ?? NaN };
     const svcdMemBefore = memMb(svcdPid)?.rss ?? NaN;
 
@@ -175,6 +187,8 @@ export default async function cronBench(): Promise<BenchSection> {
     const rawP99s = rawRounds.map((d) => pct(d, 99));
     const rawP99 = median(rawP99s);
     const rawAll = rawRounds.flat();
+    const sizedP99s = sizedRounds.map((d) => pct(d, 99));
+    const sizedP99 = median(sizedP99s);
     const cronP99 = pct(cronD, 99);
     const svcP99 = pct(svcD, 99);
     if (cronD.length !== JOBS || svcD.length !== JOBS) {
@@ -199,6 +213,18 @@ export default async function cronBench(): Promise<BenchSection> {
       },
       { name: "cron p99 / svc p99", value: round(cronP99 / svcP99, 1), unit: "ratio", target: ">= 10x", ok: cronP99 / svcP99 >= 10 },
       { name: "svc p99 / raw floor p99", value: round(svcP99 / rawP99, 2), unit: "ratio", target: "<= 1.25x", ok: svcP99 / rawP99 <= 1.25 },
+      ...(sizedRounds.length === 0
+        ? []
+        : [
+            {
+              name: "raw burst from a process of svcd's size: p99",
+              value: sig(sizedP99),
+              unit: "ms",
+              notes: `a real svcd on the same jobs started in the spawning process first; median of ${sizedRounds.length} rounds' p99 (${sizedP99s.map((x) => sig(x)).join(", ")} ms)`,
+            },
+            { name: "svc p99 / raw burst at svcd's size", value: round(svcP99 / sizedP99, 2), unit: "ratio", notes: "what svc's own dispatch adds to the spawns" },
+            { name: "raw burst at svcd's size / raw floor", value: round(sizedP99 / rawP99, 2), unit: "ratio", notes: "what fork costs more from a process of svcd's size" },
+          ]),
       {
         name: `cron idle CPU, ${IDLE_ENTRIES + JOBS} entries`,
         value: round(median(cronIdle), 3),
@@ -225,7 +251,9 @@ export default async function cronBench(): Promise<BenchSection> {
         "written by date minus the minute boundary. Raw floor: a fresh, minimal Node process (no modules: fork cost grows with the parent's " +
         `memory) sleeps to a whole second with setTimeout and spawns the same ${JOBS} \`sh -c\` commands at once (pipes, detached, ` +
         `svcd's environment and the SVC_* variables: the same processes), ` +
-        `${q ? "up to 3" : "3"} rounds before M. Idle CPU: user+system ` +
+        `${q ? "up to 3" : "3"} rounds before M. Raw burst at svcd's size: the same 3 bursts from a Node process that first starts a real ` +
+        "svcd (the same build) on the same jobs, the 50 made manual so nothing fires, waits 3 s and collects garbage before each burst: " +
+        "the fork cost of a process of svcd's size without svcd's dispatch. Idle CPU: user+system " +
         "time of the scheduler's own process (not its children) from /proc/<pid>/stat sampled every second; cron over each minute " +
         "after its jobs ran (each includes its once-a-minute wake-up), svcd from startup +3 s to 2 s before its minute" +
         `${idleMinutes > 1 ? " and over the minute after it" : ""}. RSS is VmRSS at the end.`,

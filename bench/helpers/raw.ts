@@ -95,3 +95,51 @@ export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string
     });
   });
 }
+
+/** The body of rawBurstsInDaemonNode's child: a real svcd in this process, then the bursts. */
+const DAEMON_BURSTS = `
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+const [bundle, config, n, env, cmds] = JSON.parse(process.argv[1]);
+const { main } = await import(bundle);
+main(["daemon", "run", "-c", config]);
+await new Promise((r) => setTimeout(r, 3000));
+const targets = [];
+for (const cmd of cmds) {
+  globalThis.gc();
+  const target = Math.ceil((Date.now() + 300) / 1000) * 1000;
+  await new Promise((r) => setTimeout(r, target - Date.now()));
+  await Promise.all(Array.from({ length: n }, async () => {
+    const c = spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    c.stdout.on("data", () => {});
+    c.stderr.on("data", () => {});
+    await once(c, "close");
+  }));
+  targets.push(target);
+  await new Promise((r) => setTimeout(r, 300));
+}
+process.stdout.write("\\nBURST_TARGETS " + JSON.stringify(targets) + "\\n", () => process.exit(0));
+`;
+
+/**
+ * The same bursts as rawBurstInFreshNode, one per command line in `cmds`,
+ * from a Node process that first starts a real svcd (the one-file `bundle`)
+ * on `config` and lets it settle (3 s, then a full garbage collection
+ * before each burst): the fork cost of a process of svcd's size, without
+ * svcd's dispatch. `config` must schedule nothing in the meantime.
+ * Resolves with each burst's instant.
+ */
+export function rawBurstsInDaemonNode(bundle: string, config: string, n: number, cmds: string[][], env: Record<string, string>): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["--expose-gc", "--input-type=module", "-e", DAEMON_BURSTS, JSON.stringify([bundle, config, n, env, cmds])],
+      { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout) => {
+        const m = /BURST_TARGETS (\[[^\n]*\])/.exec(stdout);
+        if (err || !m) reject(err ?? new Error(`rawBurstsInDaemonNode: no BURST_TARGETS line in its output:\n${stdout.slice(-2_000)}`));
+        else resolve(JSON.parse(m[1]!) as number[]);
+      },
+    );
+  });
+}
