@@ -1,4 +1,5 @@
 import type { JobConfig } from "../config/types.js";
+import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
 import type { RunRecord } from "../store/types.js";
 import { Attempt, type AttemptResult } from "./attempt.js";
@@ -17,6 +18,8 @@ export class Dispatcher {
   private again = false;
   /** Attempts that ended this turn, recorded together (recordEndings). */
   private readonly endings: Ending[] = [];
+  /** Ends the database refused, each waiting for its next try. */
+  private readonly unwritten = new Map<Ending, { failures: number; timer: TimerHandle }>();
 
   constructor(private readonly ctx: EngineContext) {}
 
@@ -289,7 +292,11 @@ export class Dispatcher {
     const err = this.writeEnds([ending]);
     if (err !== null && isStorageError(err)) {
       if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
-      ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => this.recordEnd(ending, failures + 1));
+      const timer = ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => {
+        this.unwritten.delete(ending);
+        this.recordEnd(ending, failures + 1);
+      });
+      this.unwritten.set(ending, { failures, timer });
       return;
     }
     if (err !== null) {
@@ -321,7 +328,23 @@ export class Dispatcher {
       this.pumping = false;
     }
     for (const e of batch) ctx.attempts.delete(e.run.id);
+    this.retryUnwritten();
     return null;
+  }
+
+  /**
+   * The database took a write again (space is back, the lock is gone): the ends it refused are
+   * tried now, each in a later turn, not at their next timer, so no run stays RUNNING without
+   * its process for up to a second more than it must.
+   */
+  private retryUnwritten(): void {
+    if (this.unwritten.size === 0) return;
+    const pending = [...this.unwritten];
+    this.unwritten.clear();
+    for (const [ending, { failures, timer }] of pending) {
+      timer.cancel();
+      setImmediate(() => this.recordEnd(ending, failures + 1));
+    }
   }
 
   /** `run` is the RUNNING row its start returned; the transitions below check its status and return the row as stored. */
