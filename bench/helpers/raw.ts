@@ -100,14 +100,26 @@ export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string
 const DAEMON_BURSTS = `
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 const [bundle, config, n, env, cmds] = JSON.parse(process.argv[1]);
+const addr = join(dirname(config), ".svc", "api.addr");
+rmSync(addr, { force: true });
 const { main } = await import(bundle);
-main(["daemon", "run", "-c", config]);
-await new Promise((r) => setTimeout(r, 3000));
+let stopped = false;
+Promise.resolve(main(["daemon", "run", "-c", config])).then(() => (stopped = true), () => (stopped = true));
+for (const deadline = Date.now() + 30000; !existsSync(addr); await new Promise((r) => setTimeout(r, 20))) {
+  if (stopped || Date.now() > deadline) {
+    process.stdout.write("\\nBURST_ERROR the daemon did not start\\n", () => process.exit(1));
+    await new Promise(() => {});
+  }
+}
+await new Promise((r) => setTimeout(r, 2000));
 const targets = [];
 for (const cmd of cmds) {
   globalThis.gc();
-  const target = Math.ceil((Date.now() + 300) / 1000) * 1000;
+  // Half a second off the whole second: away from the daemon's own tick.
+  const target = Math.ceil((Date.now() + 300) / 1000) * 1000 + 500;
   await new Promise((r) => setTimeout(r, target - Date.now()));
   await Promise.all(Array.from({ length: n }, async () => {
     const c = spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
@@ -124,21 +136,31 @@ process.stdout.write("\\nBURST_TARGETS " + JSON.stringify(targets) + "\\n", () =
 /**
  * The same bursts as rawBurstInFreshNode, one per command line in `cmds`,
  * from a Node process that first starts a real svcd (the one-file `bundle`)
- * on `config` and lets it settle (3 s, then a full garbage collection
- * before each burst): the fork cost of a process of svcd's size, without
- * svcd's dispatch. `config` must schedule nothing in the meantime.
- * Resolves with each burst's instant.
+ * on `config` and lets it settle (2 s after it listens, then a full garbage
+ * collection before each burst, half a second off its tick): the fork cost
+ * of a process of svcd's size, without svcd's dispatch. `config` must
+ * schedule nothing in the meantime. Resolves with each burst's instant;
+ * rejects when the daemon does not start or `timeoutMs` passes (the child
+ * is then killed outright: a daemon would take SIGTERM as a graceful stop).
  */
-export function rawBurstsInDaemonNode(bundle: string, config: string, n: number, cmds: string[][], env: Record<string, string>): Promise<number[]> {
+export function rawBurstsInDaemonNode(
+  bundle: string,
+  config: string,
+  n: number,
+  cmds: string[][],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<number[]> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
       ["--expose-gc", "--input-type=module", "-e", DAEMON_BURSTS, JSON.stringify([bundle, config, n, env, cmds])],
-      { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+      { timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024 },
       (err, stdout) => {
         const m = /BURST_TARGETS (\[[^\n]*\])/.exec(stdout);
-        if (err || !m) reject(err ?? new Error(`rawBurstsInDaemonNode: no BURST_TARGETS line in its output:\n${stdout.slice(-2_000)}`));
-        else resolve(JSON.parse(m[1]!) as number[]);
+        if (!err && m) return resolve(JSON.parse(m[1]!) as number[]);
+        const why = /BURST_ERROR ([^\n]*)/.exec(stdout)?.[1] ?? (err?.killed ? `timed out after ${timeoutMs} ms` : err ? `exited with ${err.code}` : "no BURST_TARGETS line");
+        reject(new Error(`raw bursts at svcd's size: ${why}; the end of its output:\n${stdout.slice(-2_000)}`));
       },
     );
   });
