@@ -64,19 +64,30 @@ export async function rawBurstDelays(n: number): Promise<number[]> {
   return outs.map((o) => parseDateNs(o) - target);
 }
 
-/** The body of rawBurstInFreshNode's child: a minimal Node process, no modules loaded. */
-const FRESH_BURST = `
+/**
+ * What both burst children share: `burstAt(target, n, cmd, env)` sleeps to
+ * the instant `target` and spawns `n` of `cmd` at once the way svc does
+ * (pipes, detached); it resolves when all have closed.
+ */
+const BURST_AT = `
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+async function burstAt(target, n, cmd, env) {
+  await new Promise((r) => setTimeout(r, target - Date.now()));
+  await Promise.all(Array.from({ length: n }, async () => {
+    const c = spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    c.stdout.on("data", () => {});
+    c.stderr.on("data", () => {});
+    await once(c, "close");
+  }));
+}
+`;
+
+/** The body of rawBurstInFreshNode's child: a minimal Node process, no modules loaded. */
+const FRESH_BURST = `${BURST_AT}
 const [n, env, ...cmd] = JSON.parse(process.argv[1]);
 const target = Math.ceil((Date.now() + 300) / 1000) * 1000;
-await new Promise((r) => setTimeout(r, target - Date.now()));
-await Promise.all(Array.from({ length: n }, async () => {
-  const c = spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  c.stdout.on("data", () => {});
-  c.stderr.on("data", () => {});
-  await once(c, "close");
-}));
+await burstAt(target, n, cmd, env);
 process.stdout.write(String(target));
 `;
 
@@ -97,9 +108,7 @@ export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string
 }
 
 /** The body of rawBurstsInDaemonNode's child: a real svcd in this process, then the bursts. */
-const DAEMON_BURSTS = `
-import { spawn } from "node:child_process";
-import { once } from "node:events";
+const DAEMON_BURSTS = `${BURST_AT}
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 const [bundle, config, n, env, cmds] = JSON.parse(process.argv[1]);
@@ -120,13 +129,7 @@ for (const cmd of cmds) {
   globalThis.gc();
   // Half a second off the whole second: away from the daemon's own tick.
   const target = Math.ceil((Date.now() + 300) / 1000) * 1000 + 500;
-  await new Promise((r) => setTimeout(r, target - Date.now()));
-  await Promise.all(Array.from({ length: n }, async () => {
-    const c = spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    c.stdout.on("data", () => {});
-    c.stderr.on("data", () => {});
-    await once(c, "close");
-  }));
+  await burstAt(target, n, cmd, env);
   targets.push(target);
   await new Promise((r) => setTimeout(r, 300));
 }
