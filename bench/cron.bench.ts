@@ -259,12 +259,12 @@ export default async function cronBench(): Promise<BenchSection> {
       method:
         `${JOBS} jobs each running \`date +%s.%N >> file\` through /bin/sh, due at one minute: Debian's cron (\`cron -f\`${ownCron ? ", started by the benchmark" : ", already running"}; ` +
         `its own ${CRON_FILE} with ${IDLE_ENTRIES} other entries) at minute M, and a real svcd (${IDLE_ENTRIES} other jobs, ${JOBS} \`daily\` ` +
-        `jobs in UTC, executor.pool_size ${JOBS}) at M+1, so the two never compete for the CPU at their instant. Delay = the stamp ` +
+        `jobs in UTC, executor.pool_size ${JOBS}; started through bin/svcd, the launcher users run) at M+1, so the two never compete for the CPU at their instant. Delay = the stamp ` +
         "written by date minus the minute boundary. Raw floor: a fresh, minimal Node process (no modules: fork cost grows with the parent's " +
         `memory) sleeps to a whole second with setTimeout and spawns the same ${JOBS} \`sh -c\` commands at once (pipes, detached, ` +
         `svcd's environment and the SVC_* variables: the same processes), ` +
         `${q ? "up to 3" : "3"} rounds before M. Raw burst at svcd's size: the same 3 bursts from a Node process that first starts a real ` +
-        "svcd (the same build) on the same jobs, the 50 made manual so nothing fires, waits 2 s after it listens and collects garbage before " +
+        "svcd (the same build, with the launcher's environment) on the same jobs, the 50 made manual so nothing fires, waits 2 s after it listens and collects garbage before " +
         "each burst (so this floor errs low), half a second off the daemon's tick: " +
         "the fork cost of a process of svcd's size without svcd's dispatch. Idle CPU: user+system " +
         "time of the scheduler's own process (not its children) from /proc/<pid>/stat sampled every second; cron over each minute " +

@@ -7,14 +7,16 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { sleep } from "./stats.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 /** SVC_BENCH_BUILD names another build directory, compiled beforehand (A/B runs of a fix); it is then used as is. */
 const ALT_BUILD = process.env.SVC_BENCH_BUILD;
 export const BUILD_DIR = join(ROOT, "node_modules", ".cache", ALT_BUILD ?? "svc-bench");
-const ENTRY = join(BUILD_DIR, "svcd.mjs");
+/** The node entry of the build, and beside it a copy of bin/svcd, the launcher users run (it execs `node <itself>.js`). */
+const ENTRY = join(BUILD_DIR, "svcd.js");
+const LAUNCHER = join(BUILD_DIR, "svcd");
 
 let built = false;
 
@@ -23,8 +25,7 @@ export function ensureBuild(): string {
   if (built) return ENTRY;
   if (ALT_BUILD) {
     if (!existsSync(join(BUILD_DIR, "dist", "cli", "main.js"))) throw new Error(`SVC_BENCH_BUILD=${ALT_BUILD}: ${BUILD_DIR} has no build`);
-    built = true;
-    return ENTRY;
+    return writeEntries();
   }
   mkdirSync(BUILD_DIR, { recursive: true });
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
@@ -43,7 +44,13 @@ export function ensureBuild(): string {
   copyFileSync(join(ROOT, "package.json"), join(BUILD_DIR, "package.json"));
   // The one-file daemon that bin/svcd.js runs (scripts/bundle-svcd.mjs).
   execFileSync(process.execPath, [join(ROOT, "scripts", "bundle-svcd.mjs"), join(BUILD_DIR, "dist")], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  return writeEntries();
+}
+
+/** The build's bin/svcd.js (the bundle) and bin/svcd (the launcher, copied from the working tree). */
+function writeEntries(): string {
   writeFileSync(ENTRY, `import { main } from "./dist/bundle/svcd.mjs";\nmain(["daemon", "run", ...process.argv.slice(2)]);\n`);
+  copyFileSync(join(ROOT, "bin", "svcd"), LAUNCHER);
   built = true;
   return ENTRY;
 }
@@ -107,22 +114,25 @@ export function httpJson<T>(addr: string, method: string, path: string, body?: u
 
 /**
  * Starts svcd on `<dir>/svc.yaml` (a fresh `.svc` data dir unless `keepData`)
- * and waits until GET /api/status answers.
+ * the way users do, through the bin/svcd launcher (one malloc arena), and
+ * waits until GET /api/status answers.
  */
 export async function startDaemon(
   dir: string,
-  opts: { nodeArgs?: string[]; keepData?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  opts: { keepData?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Daemon> {
-  const entry = ensureBuild();
+  ensureBuild();
   const dataDir = join(dir, ".svc");
   if (!opts.keepData) rmSync(dataDir, { recursive: true, force: true });
   else rmSync(join(dataDir, "api.addr"), { force: true });
   const addrFile = join(dataDir, "api.addr");
   let out = "";
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), entry, "-c", join(dir, "svc.yaml")], {
+  // `node` on PATH, as the launcher runs it: this process's own first.
+  const path = `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`;
+  const proc = spawn("/bin/sh", [LAUNCHER, "-c", join(dir, "svc.yaml")], {
     cwd: dir,
-    env: { ...process.env, ...opts.env },
+    env: { ...process.env, PATH: path, ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const keep = (c: Buffer) => {

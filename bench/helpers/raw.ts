@@ -6,6 +6,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { launcherEnv } from "../../src/daemon/launcher.js";
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
@@ -141,7 +142,8 @@ process.stdout.write("\\nBURST_TARGETS " + JSON.stringify(targets) + "\\n", () =
  * from a Node process that first starts a real svcd (the one-file `bundle`)
  * on `config` and lets it settle (2 s after it listens, then a full garbage
  * collection before each burst, half a second off its tick): the fork cost
- * of a process of svcd's size, without svcd's dispatch. `config` must
+ * of a process of svcd's size, without svcd's dispatch. It starts with the
+ * environment bin/svcd gives svcd (one malloc arena), like the real one. `config` must
  * schedule nothing in the meantime. Resolves with each burst's instant;
  * rejects when the daemon does not start or `timeoutMs` passes (the child
  * is then killed outright: a daemon would take SIGTERM as a graceful stop).
@@ -158,7 +160,7 @@ export function rawBurstsInDaemonNode(
     execFile(
       process.execPath,
       ["--expose-gc", "--input-type=module", "-e", DAEMON_BURSTS, JSON.stringify([bundle, config, n, env, cmds])],
-      { timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024 },
+      { timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024, env: launcherEnv(process.env) },
       (err, stdout) => {
         const m = /BURST_TARGETS (\[[^\n]*\])/.exec(stdout);
         if (!err && m) return resolve(JSON.parse(m[1]!) as number[]);

@@ -49,6 +49,8 @@ describe("svc start", () => {
     expect(r.stdout).toBe(`http://${p.addr()}/\n`);
     const pid = p.pid()!;
     expect(alive(pid)).toBe(true);
+    // Started like bin/svcd starts it: one malloc arena (src/daemon/launcher.ts).
+    expect(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toContain("MALLOC_ARENA_MAX=1");
     expect(readFileSync(join(p.dataDir, "svcd.out"), "utf8")).toContain("started");
     expect((await p.svc(["status"])).code).toBe(0);
     const stop = await p.svc(["stop"]);

@@ -1,10 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, project, runDaemonOnce, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
+import { cleanup, project, ROOT, runDaemonOnce, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
 
 const daemons: DaemonProc[] = [];
 const dirs: string[] = [];
@@ -34,6 +34,31 @@ type Job = { name: string; last_run: { id: number; status: string } | null };
 const jobs = async (d: DaemonProc) => (await d.api<{ jobs: Job[] }>("GET", "/api/jobs")).body.jobs;
 
 describe("svcd lifecycle", () => {
+  it("bin/svcd, the launcher: svcd starts with one malloc arena, its jobs do not inherit it, and a value of the user's own is kept", async () => {
+    const dir = proj(`jobs:\n  env:\n    command: "env | grep -E '^(MALLOC_ARENA_MAX|SVCD_LAUNCHER_ENV)=' | sort || true; echo end"\n    frequency: manual\n`);
+    const jobEnv = async (d: DaemonProc): Promise<string[]> => {
+      const run = await d.api<{ run_id: number }>("POST", "/api/jobs/env/run");
+      expect(run.status).toBe(202);
+      await until("the env run to succeed", async () => (await d.api<{ status: string }>("GET", `/api/runs/${run.body.run_id}`)).body.status === "SUCCESS");
+      return (await d.api<{ lines: { line: string }[] }>("GET", `/api/runs/${run.body.run_id}/logs?stream=stdout`)).body.lines.map((l) => l.line).filter((l) => !l.startsWith("--- attempt"));
+    };
+    const environ = (d: DaemonProc) => readFileSync(`/proc/${d.proc.pid}/environ`, "utf8").split("\0");
+
+    const d = await startDaemon(dir, [], {}, "launcher");
+    daemons.push(d);
+    // The launcher execs node: the pid it was started as is svcd's, started with what the launcher set.
+    expect(readFileSync(`/proc/${d.proc.pid}/cmdline`, "utf8").split("\0")).toContain(join(ROOT, "bin", "svcd.js"));
+    expect(environ(d)).toEqual(expect.arrayContaining(["MALLOC_ARENA_MAX=1", "SVCD_LAUNCHER_ENV=MALLOC_ARENA_MAX"]));
+    expect(await jobEnv(d)).toEqual(["end"]);
+    expect(await d.stop()).toBe(0);
+
+    const own = await startDaemon(dir, [], { MALLOC_ARENA_MAX: "4" }, "launcher");
+    daemons.push(own);
+    expect(environ(own)).toContain("MALLOC_ARENA_MAX=4");
+    expect(environ(own).some((v) => v.startsWith("SVCD_LAUNCHER_ENV="))).toBe(false);
+    expect(await jobEnv(own)).toEqual(["MALLOC_ARENA_MAX=4", "end"]);
+  });
+
   it("binds 127.0.0.1, serves the same API on a 0600 socket, and cleans up on SIGTERM", async () => {
     const dir = proj(`jobs:\n  hello:\n    command: "echo hi"\n`);
     const d = await daemon(dir);

@@ -88,15 +88,24 @@ export async function until<T>(what: string, pred: () => T | null | undefined | 
   }
 }
 
-/** Starts the built `svcd` on a project directory and waits until it answers. */
-export async function startDaemon(dir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<DaemonProc> {
+/** bin/svcd: the launcher users run (a shell script that execs `node bin/svcd.js`). */
+export const SVCD_LAUNCHER = join(ROOT, "bin", "svcd");
+
+/**
+ * Starts the built `svcd` on a project directory and waits until it answers:
+ * `node bin/svcd.js`, or with `via: "launcher"` bin/svcd, with this process's
+ * node first on PATH.
+ */
+export async function startDaemon(dir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}, via: "node" | "launcher" = "node"): Promise<DaemonProc> {
   const dataDir = join(dir, ".svc");
   // A daemon killed with SIGKILL leaves its api.addr behind: do not mistake it for the new one's.
   rmSync(join(dataDir, "api.addr"), { force: true });
   let out = "";
-  const proc = spawn(process.execPath, [SVCD, "-c", join(dir, "svc.yaml"), ...extraArgs], {
+  const [file, entry, path] =
+    via === "node" ? [process.execPath, SVCD, process.env.PATH] : ["/bin/sh", SVCD_LAUNCHER, `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`];
+  const proc = spawn(file, [entry, "-c", join(dir, "svc.yaml"), ...extraArgs], {
     cwd: dir,
-    env: { ...process.env, ...env },
+    env: { ...process.env, PATH: path, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   proc.stdout!.on("data", (c: Buffer) => (out += c.toString()));

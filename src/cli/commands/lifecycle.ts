@@ -14,6 +14,7 @@ import { apiError, DaemonClient } from "../client/http.js";
 import { shownPath as shown } from "../client/present.js";
 import { NoDaemonError, projectPaths, readAddrFile, resolveTarget, type ClientGlobals } from "../client/target.js";
 import type { DaemonInfo } from "../client/types.js";
+import { launcherEnv } from "../../daemon/launcher.js";
 import type { CliContext } from "../context.js";
 import { CliError, printError, printJson, printLine, UsageError } from "../output.js";
 
@@ -64,7 +65,7 @@ async function start(ctx: CliContext, globals: ClientGlobals): Promise<void> {
   const logStart = fstatSync(fd).size;
   const args = [SVCD_BIN.pathname, "-c", projectFile, "--data-dir", dataDir];
   if (globals.daemonConfig) args.push("--daemon-config", resolve(ctx.cwd, globals.daemonConfig));
-  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", fd, fd], cwd: dirname(projectFile), env: ctx.env });
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", fd, fd], cwd: dirname(projectFile), env: launcherEnv(ctx.env) });
   closeSync(fd);
   let exited: string | null = null;
   child.on("exit", (code, signal) => (exited = signal ?? String(code)));
