@@ -5,7 +5,8 @@
  * 1. tick cost with 100, 1,000 and 10,000 scheduled jobs (nothing due);
  * 2. dispatch delay, scheduled instant -> process start, for one job due
  *    alone and for 50 jobs due at the same instant, each against the raw
- *    floor of a Node timer + child_process.spawn measured alternately;
+ *    floor of a Node timer + a raw spawn (svc's own method: posix_spawn on
+ *    Linux) measured alternately;
  * 3. throughput of manual runs of /bin/true recorded by the engine, with 1,
  *    8 and 32 in flight, against raw spawn with as many in flight.
  */
@@ -14,7 +15,7 @@ import { join } from "node:path";
 import { ROOT } from "./helpers/daemon.js";
 import { engineRig, WarpClock, type Rig } from "./helpers/engineRig.js";
 import { writeChart } from "./helpers/svg.js";
-import { closedLoopRate, parseDateNs, rawBurstDelays, rawRun } from "./helpers/raw.js";
+import { closedLoopRate, parseDateNs, RAW_SPAWN, rawBurstDelays, rawRun } from "./helpers/raw.js";
 import { describe, median, pct, quick, round, sig } from "./helpers/stats.js";
 import { tickCost } from "./helpers/tickCost.js";
 import type { BenchResult, BenchSection } from "./types.js";
@@ -252,11 +253,12 @@ export default async function engineBench(): Promise<BenchSection> {
       "the figure is the round with the lowest p99 (other processes on this shared machine can take the CPU mid-round; every round's p99 is in the notes). " +
       "Dispatch delay: hourly jobs running `/bin/date +%s.%N` (argv form, no shell); a clock shifted by whole seconds puts each slot " +
       "on a tick 0.3-1.3 s ahead, and the delay is the time printed by date minus the real instant of the slot (the daemon's own " +
-      "timer, tick, run rows and spawn are all in it). The raw floor is `setTimeout` to a whole second then `child_process.spawn` of the " +
+      "timer, tick, run rows and spawn are all in it). " +
+      `The raw floor is \`setTimeout\` to a whole second then a raw spawn with svc's own method (${RAW_SPAWN}, no line handling) of the ` +
       `same command (pipes, detached), alternated with svc round by round; ${BURST}-job rounds run with executor.pool_size ${BURST}. ` +
       "Throughput: manual runs of `/bin/true` (argv form, concurrency allow, pool_size = in-flight count) kept N in flight through " +
       "`engine.runNow`, counted when SUCCESS is recorded (run row, status transitions, job_state, the attempt's log line), against raw " +
-      "spawns of /bin/true with N in flight, in ABBA quads of 1 s blocks; ratio = median of per-quad ratios. Plot: [perf/throughput.svg](perf/throughput.svg).",
+      `spawns (${RAW_SPAWN}) of /bin/true with N in flight, in ABBA quads of 1 s blocks; ratio = median of per-quad ratios. Plot: [perf/throughput.svg](perf/throughput.svg).`,
     results,
   };
 }

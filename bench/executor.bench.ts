@@ -1,13 +1,17 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { startProcess } from "../src/executor/index.js";
+import { posixSpawn, spawnMethod, type SpawnedChild } from "../src/executor/posixSpawn.js";
 import type { BenchResult, BenchSection } from "./types.js";
 
 /**
  * Cost of the executor over the physical spawn limit: raw
  * `child_process.spawn('/bin/true')` with pipes and `detached: true`, awaited
- * until 'close' (exit + pipes ended), against `startProcess` of `/bin/true`
- * (line splitting, pid start time, group checks) in the same loops.
+ * until 'close' (exit + pipes ended), and the same through posix_spawn (how
+ * startProcess starts jobs on Linux, src/executor/posixSpawn.ts), against
+ * `startProcess` of `/bin/true` (line splitting, pid start time, group
+ * checks) in the same loops. The target compares startProcess with the raw
+ * spawn of the method it uses.
  */
 
 const QUADS = 8;
@@ -23,6 +27,15 @@ const raw: Starter = async () => {
   child.stdout.on("data", () => {});
   child.stderr.on("data", () => {});
   await once(child, "close");
+};
+
+const rawPosix: Starter = async () => {
+  const child = posixSpawn("/bin/true", [], { cwd: "/", env }) as SpawnedChild;
+  child.stdout.on("data", () => {});
+  child.stderr.on("data", () => {});
+  const closed = Promise.all([once(child.stdout, "close"), once(child.stderr, "close")]);
+  await once(child, "exit");
+  await closed;
 };
 
 const executor: Starter = () =>
@@ -64,10 +77,15 @@ const median = (xs: number[]): number => {
 
 export default async function executorBench(): Promise<BenchSection> {
   const results: BenchResult[] = [];
-  // Warm up both paths (module loading, JIT) before measuring.
+  const posix = spawnMethod === "posix_spawn";
+  // The raw spawn startProcess is compared with: the method it uses.
+  const same = posix ? rawPosix : raw;
+  // Warm up the paths (module loading, JIT) before measuring.
   await rate(raw, 8, 300);
+  if (posix) await rate(rawPosix, 8, 300);
   await rate(executor, 8, 300);
   for (const inFlight of [1, 8]) {
+    const forkRates: number[] = [];
     const rawRates: number[] = [];
     const ourRates: number[] = [];
     const ratios: number[] = [];
@@ -75,10 +93,12 @@ export default async function executorBench(): Promise<BenchSection> {
     const ourCpu: number[] = [];
     // ABBA blocks: load changes on the shared machine and drift hit both alike.
     for (let i = 0; i < QUADS; i++) {
-      const r1 = await rate(raw, inFlight, BLOCK_MS);
+      if (posix && i % 2 === 0) forkRates.push((await rate(raw, inFlight, BLOCK_MS)).rate);
+      const r1 = await rate(same, inFlight, BLOCK_MS);
       const o1 = await rate(executor, inFlight, BLOCK_MS);
       const o2 = await rate(executor, inFlight, BLOCK_MS);
-      const r2 = await rate(raw, inFlight, BLOCK_MS);
+      const r2 = await rate(same, inFlight, BLOCK_MS);
+      if (!posix) forkRates.push(r1.rate, r2.rate);
       rawRates.push(r1.rate, r2.rate);
       ourRates.push(o1.rate, o2.rate);
       rawCpu.push(r1.cpuUs, r2.cpuUs);
@@ -90,10 +110,11 @@ export default async function executorBench(): Promise<BenchSection> {
     const cpuRaw = median(rawCpu);
     const cpuOurs = median(ourCpu);
     results.push(
-      { name: `raw spawn /bin/true, ${label}`, value: Math.round(median(rawRates)), unit: "spawns/s" },
-      { name: `startProcess /bin/true, ${label}`, value: Math.round(median(ourRates)), unit: "spawns/s" },
+      { name: `raw spawn /bin/true, ${label}`, value: Math.round(median(forkRates)), unit: "spawns/s", notes: "child_process.spawn (fork)" },
+      ...(posix ? [{ name: `raw posix_spawn /bin/true, ${label}`, value: Math.round(median(rawRates)), unit: "spawns/s", notes: "svc's posixSpawn, no line handling" }] : []),
+      { name: `startProcess /bin/true, ${label}`, value: Math.round(median(ourRates)), unit: "spawns/s", notes: `starts with ${spawnMethod}` },
       {
-        name: `startProcess / raw, ${label}`,
+        name: `startProcess / raw ${posix ? "posix_spawn" : "spawn"}, ${label}`,
         value: round2(ratio),
         unit: "ratio",
         target: `>= ${TARGET_RATIO}x raw spawn`,
@@ -112,7 +133,8 @@ export default async function executorBench(): Promise<BenchSection> {
     title: "Executor: spawn rate",
     method:
       `/bin/true with stdout/stderr piped and detached: true, awaited until exit and both pipes ended. ` +
-      `Raw child_process.spawn vs startProcess in ${QUADS} ABBA quads of ${BLOCK_MS} ms blocks (raw, ours, ours, raw), ` +
+      `Raw spawn with the method startProcess uses (${spawnMethod}) vs startProcess in ${QUADS} ABBA quads of ${BLOCK_MS} ms blocks (raw, ours, ours, raw), ` +
+      `${spawnMethod === "posix_spawn" ? `with a block of raw child_process.spawn before every other quad, ` : ""}` +
       `sequential and with 8 in flight, after a warm-up. Medians of block rates and of per-quad ratios; ` +
       `CPU per spawn is this process's user+system time (process.cpuUsage) divided by spawns.`,
     results,

@@ -47,8 +47,16 @@ export function ensureBuild(): string {
   return writeEntries();
 }
 
-/** The build's bin/svcd.js (the bundle) and bin/svcd (the launcher, copied from the working tree). */
+/**
+ * The build's bin/svcd.js (the bundle) and bin/svcd (the launcher, copied from the working tree), and
+ * the posix_spawn binding that npm install built (dist/executor/posixSpawn.ts loads it from ../../build).
+ */
 function writeEntries(): string {
+  const native = join(ROOT, "build", "Release", "svc_spawn.node");
+  if (existsSync(native)) {
+    mkdirSync(join(BUILD_DIR, "build", "Release"), { recursive: true });
+    copyFileSync(native, join(BUILD_DIR, "build", "Release", "svc_spawn.node"));
+  }
   writeFileSync(ENTRY, `import { main } from "./dist/bundle/svcd.mjs";\nmain(["daemon", "run", ...process.argv.slice(2)]);\n`);
   copyFileSync(join(ROOT, "bin", "svcd"), LAUNCHER);
   built = true;

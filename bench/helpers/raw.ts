@@ -1,24 +1,35 @@
 /**
  * The physical limits on this machine, measured the way svc would pay them:
- * child_process.spawn with piped stdout/stderr and `detached: true` (each
- * job in its own process group). (The raw better-sqlite3 insert rate is
- * measured by bench/store.bench.ts.)
+ * each job in its own process group with piped stdout/stderr, started the
+ * way svc starts it: posix_spawn where svc has it (src/executor/posixSpawn.ts,
+ * Linux), else child_process.spawn with `detached: true`. (Raw
+ * child_process.spawn rates are in bench/executor.bench.ts; the raw
+ * better-sqlite3 insert rate in bench/store.bench.ts.)
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { launcherEnv } from "../../src/daemon/launcher.js";
+import { posixSpawn, spawnMethod, type SpawnedChild } from "../../src/executor/posixSpawn.js";
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
-/** Spawns `cmd` like svc does; resolves with its stdout when it has exited and its pipes ended. */
+/** Spawns `cmd` like svc does (RAW_SPAWN); resolves with its stdout when it has exited and its pipes ended. */
 export async function rawRun(cmd: string[], cwd = "/"): Promise<string> {
-  const child = spawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child =
+    spawnMethod === "posix_spawn"
+      ? (posixSpawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV }) as SpawnedChild)
+      : spawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
   child.stderr.on("data", () => {});
-  await once(child, "close");
+  const closed = Promise.all([once(child.stdout, "close"), once(child.stderr, "close")]);
+  await once(child, "exit");
+  await closed;
   return out;
 }
+
+/** How rawRun spawns: svc's own method. */
+export const RAW_SPAWN = spawnMethod === "posix_spawn" ? "posix_spawn" : "child_process.spawn";
 
 /** Completed runs per second of `start` with `inFlight` kept running for `ms`. */
 export async function closedLoopRate(start: () => Promise<unknown>, inFlight: number, ms: number): Promise<number> {
@@ -66,29 +77,40 @@ export async function rawBurstDelays(n: number): Promise<number[]> {
 }
 
 /**
- * What both burst children share: `burstAt(target, n, cmd, env)` sleeps to
- * the instant `target` and spawns `n` of `cmd` at once the way svc does
- * (pipes, detached); it resolves when all have closed.
+ * What both burst children share: `burstAt(target, n, cmd, env, posix)`
+ * sleeps to the instant `target` and spawns `n` of `cmd` at once the way svc
+ * does (pipes, detached): with child_process (fork), or with `posix`, the
+ * path of svc's compiled posixSpawn.js (posix_spawn, what svcd uses on
+ * Linux). It resolves when all have exited and closed their pipes.
  */
 const BURST_AT = `
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-async function burstAt(target, n, cmd, env) {
+async function starter(posix) {
+  if (!posix) return (cmd, env) => spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const { posixSpawn, spawnMethod } = await import(posix);
+  if (spawnMethod !== "posix_spawn") throw new Error("posix_spawn is not available (build/Release/svc_spawn.node)");
+  return (cmd, env) => posixSpawn(cmd[0], cmd.slice(1), { cwd: "/", env });
+}
+async function burstAt(target, n, cmd, env, posix) {
+  const start = await starter(posix);
   await new Promise((r) => setTimeout(r, target - Date.now()));
   await Promise.all(Array.from({ length: n }, async () => {
-    const c = spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const c = start(cmd, env);
     c.stdout.on("data", () => {});
     c.stderr.on("data", () => {});
-    await once(c, "close");
+    const closed = Promise.all([once(c.stdout, "close"), once(c.stderr, "close")]);
+    await once(c, "exit");
+    await closed;
   }));
 }
 `;
 
 /** The body of rawBurstInFreshNode's child: a minimal Node process, no modules loaded. */
 const FRESH_BURST = `${BURST_AT}
-const [n, env, ...cmd] = JSON.parse(process.argv[1]);
+const [n, env, posix, ...cmd] = JSON.parse(process.argv[1]);
 const target = Math.ceil((Date.now() + 300) / 1000) * 1000;
-await burstAt(target, n, cmd, env);
+await burstAt(target, n, cmd, env, posix);
 process.stdout.write(String(target));
 `;
 
@@ -98,10 +120,12 @@ process.stdout.write(String(target));
  * scheduler pays here, independent of how big the benchmark process is.
  * `env` is each process's environment (default: PATH alone); to spawn the
  * same processes as a scheduler does, pass the environment it gives them.
+ * `posix`: spawn with posix_spawn through this posixSpawn.js instead of
+ * child_process (the module loads nothing but Node's own).
  */
-export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string, string> = ENV): Promise<{ target: number }> {
+export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string, string> = ENV, posix: string | null = null): Promise<{ target: number }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ["--input-type=module", "-e", FRESH_BURST, JSON.stringify([n, env, ...cmd])], { timeout: 30_000 }, (err, stdout) => {
+    execFile(process.execPath, ["--input-type=module", "-e", FRESH_BURST, JSON.stringify([n, env, posix, ...cmd])], { timeout: 30_000 }, (err, stdout) => {
       if (err) reject(err);
       else resolve({ target: Number(stdout.trim()) });
     });
@@ -112,7 +136,7 @@ export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string
 const DAEMON_BURSTS = `${BURST_AT}
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-const [bundle, config, n, env, cmds] = JSON.parse(process.argv[1]);
+const [bundle, config, n, env, cmds, posix] = JSON.parse(process.argv[1]);
 const addr = join(dirname(config), ".svc", "api.addr");
 rmSync(addr, { force: true });
 const { main } = await import(bundle);
@@ -130,7 +154,7 @@ for (const cmd of cmds) {
   globalThis.gc();
   // Half a second off the whole second: away from the daemon's own tick.
   const target = Math.ceil((Date.now() + 300) / 1000) * 1000 + 500;
-  await burstAt(target, n, cmd, env);
+  await burstAt(target, n, cmd, env, posix);
   targets.push(target);
   await new Promise((r) => setTimeout(r, 300));
 }
@@ -155,11 +179,12 @@ export function rawBurstsInDaemonNode(
   cmds: string[][],
   env: Record<string, string>,
   timeoutMs = 60_000,
+  posix: string | null = null,
 ): Promise<number[]> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ["--expose-gc", "--input-type=module", "-e", DAEMON_BURSTS, JSON.stringify([bundle, config, n, env, cmds])],
+      ["--expose-gc", "--input-type=module", "-e", DAEMON_BURSTS, JSON.stringify([bundle, config, n, env, cmds, posix])],
       { timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024, env: launcherEnv(process.env) },
       (err, stdout) => {
         const m = /BURST_TARGETS (\[[^\n]*\])/.exec(stdout);

@@ -22,12 +22,14 @@
  *    Once the leader has exited, what is left is split at once, as before,
  *    so the drain window above sees every byte already read.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
+import type { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { toError } from "../shared/toError.js";
 import { createLineSplitter, DEFAULT_MAX_LINE_BYTES } from "./lineSplitter.js";
 import { isGroupAlive, processStartTime, signalGroup, terminateGroup } from "./liveness.js";
+import { posixSpawn } from "./posixSpawn.js";
 import type { ExitInfo, OutStream, ProcessHandle, SpawnSpec, StartOptions } from "./types.js";
 
 export const DEFAULT_DRAIN_MS = 200;
@@ -42,14 +44,12 @@ export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle
   const argv = toArgv(spec);
   if (typeof argv === "string") return failedHandle(argv);
   const [file, ...args] = argv;
-  let child: ChildProcess;
+  let child: Child;
   try {
-    child = spawn(file!, args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    // posix_spawn where it is available (Linux): no copy of svcd's memory per job (posixSpawn.ts).
+    const spawned = posixSpawn(file!, args, { cwd: spec.cwd, env: spec.env });
+    if (spawned instanceof Error) return failedHandle(spawnErrorReason(spec, spawned));
+    child = spawned ?? spawn(file!, args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   } catch (e: unknown) {
     // Synchronous failures: invalid arguments (a NUL byte in argv, a bad cwd type).
     return failedHandle(`cannot start ${describe(spec)}: ${toError(e).message}`);
@@ -108,7 +108,14 @@ function failedHandle(reason: string | Promise<string>): ProcessHandle {
   return { pid: null, pidStart: null, exited, stop: () => {}, kill: () => {} };
 }
 
-function track(child: ChildProcess, pid: number, opts: StartOptions): ProcessHandle {
+/** What track() needs of a child: a ChildProcess, or posixSpawn's equivalent. */
+interface Child extends EventEmitter {
+  readonly pid?: number | undefined;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+}
+
+function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
   // Read on first use, or at the end of this turn at the latest: the start time
   // is fixed at fork, and the leader cannot be reaped (its pid reused) before
   // its exit event is handled, in a later turn. Not reading it here keeps a

@@ -1,0 +1,75 @@
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { posixSpawn, spawnMethod, type SpawnedChild } from "./posixSpawn.js";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-pspawn-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const ENV = { PATH: "/usr/bin:/bin" };
+
+async function run(file: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
+  const child = posixSpawn(file, args, { cwd: opts.cwd ?? dir, env: opts.env ?? ENV });
+  if (child === null || child instanceof Error) throw new Error(`not started: ${String(child)}`);
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (err += c.toString()));
+  // Listened for from the start: the pipes may close before or after the exit is reported.
+  const closed = Promise.all([once(child.stdout, "close"), once(child.stderr, "close")]);
+  const [code, signal] = (await once(child, "exit")) as [number | null, string | null];
+  await closed;
+  return { child, code, signal, out, err };
+}
+
+describe("posixSpawn", () => {
+  // On Linux the binding must be there: a build that failed in CI would otherwise pass unnoticed, on fork.
+  it.runIf(process.platform === "linux")("is how jobs start on Linux", () => {
+    expect(spawnMethod).toBe("posix_spawn");
+  });
+
+  describe.runIf(spawnMethod === "posix_spawn")("the child is the one child_process.spawn(detached, piped) gives", () => {
+    it("runs in its own session and process group, in cwd, with exactly the environment given, stdin /dev/null", async () => {
+      const r = await run("/bin/sh", ["-c", 'echo "$$ $(cut -d" " -f5,6 /proc/$$/stat)"; pwd; env | sort; cat; echo err >&2; exit 3'], { env: { ...ENV, A: "1 2" } });
+      const [pid, pgrp, session] = r.out.split("\n")[0]!.split(" ").map(Number);
+      expect(pid).toBe(r.child.pid);
+      expect(pgrp).toBe(pid);
+      expect(session).toBe(pid);
+      expect(r.out.split("\n").slice(1)).toEqual([dir, "A=1 2", `PATH=${ENV.PATH}`, `PWD=${dir}`, ""]);
+      expect(r.err).toBe("err\n");
+      expect([r.code, r.signal]).toEqual([3, null]);
+    });
+
+    it("every signal at its default and none blocked: SIGPIPE ends a writer (svcd ignores it), a signal's name is reported", async () => {
+      const status = await run("/bin/grep", ["-E", "^Sig(Blk|Ign)", "/proc/self/status"]);
+      const blocked = /SigBlk:\s+([0-9a-f]+)/.exec(status.out)![1]!;
+      const ignored = BigInt(`0x${/SigIgn:\s+([0-9a-f]+)/.exec(status.out)![1]!}`);
+      expect(BigInt(`0x${blocked}`)).toBe(0n);
+      expect(ignored & ~(3n << 31n)).toBe(0n); // only glibc's internal signals 32 and 33
+      const pipe = await run("/bin/sh", ["-c", "yes | head -n 1"]);
+      expect([pipe.out, pipe.err, pipe.code]).toEqual(["y\n", "", 0]);
+      const killed = await run("/bin/sh", ["-c", "kill -TERM $$; sleep 5"]);
+      expect([killed.code, killed.signal]).toEqual([null, "SIGTERM"]);
+    });
+
+    it("looks a bare command up in the job's PATH, not svcd's", async () => {
+      const r = await run("true", [], { env: { PATH: "/nonexistent:/bin" } });
+      expect(r.code).toBe(0);
+      const missing = posixSpawn("true", [], { cwd: dir, env: { PATH: "/nonexistent" } });
+      expect((missing as NodeJS.ErrnoException).code).toBe("ENOENT");
+    });
+
+    it("says why a process could not start: no such command, a missing working directory, a NUL byte", () => {
+      expect((posixSpawn("no-such-command-svc", [], { cwd: dir, env: ENV }) as NodeJS.ErrnoException).code).toBe("ENOENT");
+      expect((posixSpawn("/bin/true", [], { cwd: join(dir, "nope"), env: ENV }) as NodeJS.ErrnoException).code).toBe("ENOENT");
+      expect(() => posixSpawn("/bin/echo", ["a\0b"], { cwd: dir, env: ENV })).toThrow(/null bytes/);
+    });
+
+    it("reports each of many children's exit once, each to its own child", async () => {
+      const children = Array.from({ length: 20 }, (_, i) => posixSpawn("/bin/sh", ["-c", `exit ${i}`], { cwd: dir, env: ENV }) as SpawnedChild);
+      const codes = await Promise.all(children.map(async (c) => ((await once(c, "exit")) as [number])[0]));
+      expect(codes).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    });
+  });
+});

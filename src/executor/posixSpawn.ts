@@ -1,0 +1,117 @@
+/**
+ * Jobs started with posix_spawn instead of child_process's fork (Linux).
+ *
+ * fork() copies the page tables of all of svcd's memory for each job and the
+ * child tears them down again at exec, while svcd's event loop waits: the
+ * bigger svcd, the slower every spawn (nodejs/node#14917; libuv forks on
+ * Linux). glibc's posix_spawn starts the child with
+ * clone(CLONE_VM | CLONE_VFORK), which copies nothing: 50 jobs due at once
+ * start several times sooner, and the cost no longer grows with the number of
+ * jobs svcd holds (docs/PERFORMANCE.md, Fixes). The binding is
+ * src/executor/native/spawn.c, built by `npm install` (binding.gyp).
+ *
+ * posixSpawn() gives the same child as `child_process.spawn(file, args,
+ * { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })`: its own
+ * session and process group, every signal at its default disposition and
+ * none blocked (glibc leaves its two internal signals, 32 and 33, ignored),
+ * stdin /dev/null, stdout and stderr as readable sockets on pipes, an "exit"
+ * event with (code, signal name). A command without a slash is looked up in
+ * the job's own PATH, as child_process does. Where the binding is missing
+ * (not Linux, a failed build, a kernel without pidfd_open) or
+ * SVC_SPAWN=fork is set, posixSpawn() returns null and the caller forks.
+ */
+import { EventEmitter } from "node:events";
+import { accessSync, constants as fsConstants, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { Socket } from "node:net";
+import { constants as osConstants } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+interface Binding {
+  /** [pid, stdout fd, stderr fd], or a negative errno. */
+  spawn(file: string, argv: string[], envp: string[], cwd: string, onExit: (code: number | null, signo: number | null) => void): [number, number, number] | number;
+  supported(): boolean;
+}
+
+/** What startProcess uses of a child: the same shape as a ChildProcess. */
+export interface SpawnedChild extends EventEmitter {
+  readonly pid: number;
+  readonly stdout: Socket;
+  readonly stderr: Socket;
+}
+
+let loaded: Binding | null | undefined;
+function binding(): Binding | null {
+  if (loaded !== undefined) return loaded;
+  loaded = null;
+  if (process.platform !== "linux" || process.env.SVC_SPAWN === "fork") return loaded;
+  try {
+    // Two levels below the package root, like this file: dist/executor, dist/bundle (the one-file daemon), src/executor.
+    const path = fileURLToPath(new URL("../../build/Release/svc_spawn.node", import.meta.url));
+    const b = createRequire(import.meta.url)(path) as Binding;
+    if (b.supported()) loaded = b;
+  } catch {
+    // Not built (npm install could not compile it): child_process it is.
+  }
+  return loaded;
+}
+
+/** How jobs are started here: "posix_spawn" or "fork" (child_process). */
+export const spawnMethod: "posix_spawn" | "fork" = binding() === null ? "fork" : "posix_spawn";
+
+const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
+const ERRNO_NAMES = new Map(Object.entries(osConstants.errno).map(([name, n]) => [n, name]));
+
+function errnoError(errno: number, file: string): NodeJS.ErrnoException {
+  const code = ERRNO_NAMES.get(errno) ?? `E${errno}`;
+  return Object.assign(new Error(`spawn ${file} ${code}`), { errno: -errno, code, syscall: "spawn", path: file });
+}
+
+/**
+ * The file to execute: `file` itself when it has a slash (relative to `cwd`),
+ * else the first executable regular file of that name in the job's PATH
+ * (execvp's search; an empty entry is the working directory).
+ */
+function lookUp(file: string, cwd: string, path: string | undefined): string | NodeJS.ErrnoException {
+  if (file.includes("/")) return file;
+  let sawDenied = false;
+  for (const dir of (path ?? "/usr/bin:/bin").split(":")) {
+    const candidate = join(isAbsolute(dir) ? dir : resolve(cwd, dir), file);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EACCES") sawDenied = true;
+    }
+  }
+  return errnoError(sawDenied ? osConstants.errno.EACCES : osConstants.errno.ENOENT, file);
+}
+
+/**
+ * Starts `file` with `args` like child_process.spawn with `detached: true`
+ * and piped stdout/stderr. Null when posix_spawn is not available here (the
+ * caller forks); an ErrnoException when the process could not start
+ * (ENOENT, EACCES, EMFILE...); throws on a NUL byte, as child_process does.
+ */
+export function posixSpawn(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }): SpawnedChild | NodeJS.ErrnoException | null {
+  const b = binding();
+  if (b === null) return null;
+  const envp: string[] = [];
+  for (const [k, v] of Object.entries(opts.env)) if (v !== undefined) envp.push(`${k}=${v}`);
+  for (const s of [file, opts.cwd, ...args, ...envp]) {
+    if (s.includes("\0")) throw Object.assign(new TypeError(`spawn: strings may not contain null bytes (got ${JSON.stringify(s)})`), { code: "ERR_INVALID_ARG_VALUE" });
+  }
+  const exe = lookUp(file, opts.cwd, opts.env.PATH);
+  if (typeof exe !== "string") return exe;
+  const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: Socket; stderr: Socket };
+  const r = b.spawn(exe, [file, ...args], envp, opts.cwd, (code, signo) => {
+    child.emit("exit", code, signo === null ? null : (SIGNAL_NAMES.get(signo) ?? `SIG${signo}`));
+  });
+  if (typeof r === "number") return errnoError(-r, file);
+  child.pid = r[0];
+  child.stdout = new Socket({ fd: r[1], readable: true, writable: false });
+  child.stderr = new Socket({ fd: r[2], readable: true, writable: false });
+  return child;
+}
