@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUILD_DIR, cpuMs, memMb, startDaemon, type Daemon } from "./helpers/daemon.js";
 import { idleJobsYaml, utcHHMM } from "./helpers/projectGen.js";
-import { rawBurstInFreshNode, rawBurstsInDaemonNode } from "./helpers/raw.js";
+import { rawBurstInFreshNode } from "./helpers/raw.js";
 import { describe, median, pct, quick, round, sig, sleep, sleepUntil } from "./helpers/stats.js";
 import type { BenchResult, BenchSection } from "./types.js";
 
@@ -142,11 +142,6 @@ export default async function cronBench(): Promise<BenchSection> {
     execFileSync("mkdir", ["-p", dir]);
     writeFileSync(join(dir, "svc.yaml"), `defaults:\n  timezone: UTC\njobs:\n${svcIdle}${svcDue((k) => `frequency: daily\n    time: "${utcHHMM(svcAts[k]!)}"`)}`);
     writeFileSync(join(dir, "svcd.yaml"), svcdYaml);
-    // Its twin for the floor at svcd's size: the same jobs, the 50 manual (nothing fires), its own data.
-    const twin = join(work, "twin");
-    execFileSync("mkdir", ["-p", twin]);
-    writeFileSync(join(twin, "svc.yaml"), `defaults:\n  timezone: UTC\njobs:\n${svcIdle}${svcDue(() => "frequency: manual")}`);
-    writeFileSync(join(twin, "svcd.yaml"), svcdYaml);
     daemon = await startDaemon(dir);
     const svcdPid = daemon.pid;
     const svcdReady = Date.now();
@@ -186,26 +181,6 @@ export default async function cronBench(): Promise<BenchSection> {
       await floorRound();
       await sleep(500);
     }
-    // The same bursts from a process of svcd's size: what fork costs svcd before any of its own work.
-    // Optional: when it fails or there is no time left before M, the section goes on without it.
-    const sizedRounds: number[][] = [];
-    let sizedNote = "";
-    if (Date.now() < m - 15_000) {
-      const files = [0, 1, 2].map((r) => join(work, `sized-${r}.txt`));
-      const cmds = files.map((f) => ["/bin/sh", "-c", `date +%s.%N >> ${f}`]);
-      try {
-        const bundle = join(BUILD_DIR, "dist", "bundle", "svcd.mjs");
-        const targets = await rawBurstsInDaemonNode(bundle, join(twin, "svc.yaml"), JOBS, cmds, jobEnv, m - 5_000 - Date.now(), posixRounds.length > 0 ? posixModule : null);
-        targets.forEach((t, r) => {
-          const d = stampDelays(files[r]!, t);
-          if (d.length === JOBS) sizedRounds.push(d);
-          else sizedNote += ` round ${r} had ${d.length} stamps, not ${JOBS}: left out.`;
-        });
-      } catch (e) {
-        sizedNote = ` not measured: ${(e as Error).message.split("\n")[0]}`;
-      }
-    }
-    if (sizedNote) process.stderr.write(`cron bench: raw burst at svcd's size:${sizedNote}\n`);
     const cronMem = { before: memMb(cronPid!)?.rss ?? NaN };
     const svcdMemBefore = memMb(svcdPid)?.rss ?? NaN;
 
@@ -232,9 +207,6 @@ export default async function cronBench(): Promise<BenchSection> {
     // The target is held against the lower floor: svc may not pass it by spawning differently from its floor.
     const floorP99 = Number.isNaN(posixP99) ? rawP99 : Math.min(rawP99, posixP99);
     const floorName = floorP99 === rawP99 ? "child_process" : "posix_spawn";
-    const sizedFloor = posixRounds.length > 0 ? posixP99 : rawP99;
-    const sizedP99s = sizedRounds.map((d) => pct(d, 99));
-    const sizedP99 = median(sizedP99s);
     const cronP99 = pct(cronD, 99);
     const svcP99s = svcDs.map((d) => pct(d, 99));
     const svcP99 = median(svcP99s);
@@ -282,23 +254,6 @@ export default async function cronBench(): Promise<BenchSection> {
         ok: svcP99 / floorP99 <= 1.25,
         notes: `against the lower of the two floors, ${floorName}${posixRounds.length > 0 ? `; against the child_process floor ${round(svcP99 / rawP99, 2)}x` : `; posix_spawn floor not measured${posixNote ? `: ${posixNote}` : ""}`}`,
       },
-      ...(sizedRounds.length === 0
-        ? []
-        : [
-            {
-              name: "raw burst from a process of svcd's size: p99",
-              value: sig(sizedP99),
-              unit: "ms",
-              notes: `${posixRounds.length > 0 ? "posix_spawn" : "child_process"}; a real svcd on the same jobs started in the spawning process first; median of ${sizedRounds.length} rounds' p99 (${sizedP99s.map((x) => sig(x)).join(", ")} ms)${sizedNote}`,
-            },
-            { name: "svc p99 / raw burst at svcd's size", value: round(svcP99 / sizedP99, 2), unit: "ratio", notes: "what svc's own dispatch adds to the spawns" },
-            {
-              name: "raw burst at svcd's size / raw floor",
-              value: round(sizedP99 / sizedFloor, 2),
-              unit: "ratio",
-              notes: `what spawning costs more from a process of svcd's size (${posixRounds.length > 0 ? "posix_spawn, against its floor" : "fork"})`,
-            },
-          ]),
       {
         name: `cron idle CPU, ${IDLE_ENTRIES + JOBS} entries`,
         value: round(median(cronIdle), 3),
@@ -328,11 +283,8 @@ export default async function cronBench(): Promise<BenchSection> {
         `svcd's environment and the SVC_* variables: the same processes), ` +
         "each round twice: with child_process.spawn (fork) and with svc's own posixSpawn (posix_spawn, how svcd starts jobs on Linux); " +
         "the target holds svc to the lower of the two floors; " +
-        `${q ? "up to 3" : "3"} rounds before M${svcMinutes > 1 ? " and one between each two of svc's minutes" : ""}, the median of the rounds' p99s. Raw burst at svcd's size: the same 3 bursts from a Node process that first starts a real ` +
-        "svcd (the same build, with the launcher's environment) on the same jobs, the 50 made manual so nothing fires, spawning as svcd does " +
-        "(posix_spawn when available), waits 2 s after it listens and collects garbage before " +
-        "each burst (so this floor errs low), half a second off the daemon's tick: " +
-        "the spawn cost of a process of svcd's size without svcd's dispatch. Idle CPU: user+system " +
+        `${q ? "up to 3" : "3"} rounds before M${svcMinutes > 1 ? " and one between each two of svc's minutes" : ""}, the median of the rounds' p99s. ` +
+        "Idle CPU: user+system " +
         "time of the scheduler's own process (not its children) from /proc/<pid>/stat sampled every second; cron over each minute " +
         "after its jobs ran (each includes its once-a-minute wake-up), svcd from startup +3 s to 2 s before its minute" +
         `${idleMinutes > 1 ? " and over the minute after it" : ""}. RSS is VmRSS at the end.`,

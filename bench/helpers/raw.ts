@@ -8,7 +8,6 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { launcherEnv } from "../../src/daemon/launcher.js";
 import { posixSpawn, spawnMethod, type SpawnedChild } from "../../src/executor/posixSpawn.js";
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
@@ -77,7 +76,7 @@ export async function rawBurstDelays(n: number): Promise<number[]> {
 }
 
 /**
- * What both burst children share: `burstAt(target, n, cmd, env, posix)`
+ * The burst child's spawn loop: `burstAt(target, n, cmd, env, posix)`
  * sleeps to the instant `target` and spawns `n` of `cmd` at once the way svc
  * does (pipes, detached): with child_process (fork), or with `posix`, the
  * path of svc's compiled posixSpawn.js (posix_spawn, what svcd uses on
@@ -129,69 +128,5 @@ export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string
       if (err) reject(err);
       else resolve({ target: Number(stdout.trim()) });
     });
-  });
-}
-
-/** The body of rawBurstsInDaemonNode's child: a real svcd in this process, then the bursts. */
-const DAEMON_BURSTS = `${BURST_AT}
-import { existsSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-const [bundle, config, n, env, cmds, posix] = JSON.parse(process.argv[1]);
-const addr = join(dirname(config), ".svc", "api.addr");
-rmSync(addr, { force: true });
-const { main } = await import(bundle);
-let stopped = false;
-Promise.resolve(main(["daemon", "run", "-c", config])).then(() => (stopped = true), () => (stopped = true));
-for (const deadline = Date.now() + 30000; !existsSync(addr); await new Promise((r) => setTimeout(r, 20))) {
-  if (stopped || Date.now() > deadline) {
-    process.stdout.write("\\nBURST_ERROR the daemon did not start\\n", () => process.exit(1));
-    await new Promise(() => {});
-  }
-}
-await new Promise((r) => setTimeout(r, 2000));
-const targets = [];
-for (const cmd of cmds) {
-  globalThis.gc();
-  // Half a second off the whole second: away from the daemon's own tick.
-  const target = Math.ceil((Date.now() + 300) / 1000) * 1000 + 500;
-  await burstAt(target, n, cmd, env, posix);
-  targets.push(target);
-  await new Promise((r) => setTimeout(r, 300));
-}
-process.stdout.write("\\nBURST_TARGETS " + JSON.stringify(targets) + "\\n", () => process.exit(0));
-`;
-
-/**
- * The same bursts as rawBurstInFreshNode, one per command line in `cmds`,
- * from a Node process that first starts a real svcd (the one-file `bundle`)
- * on `config` and lets it settle (2 s after it listens, then a full garbage
- * collection before each burst, half a second off its tick): the fork cost
- * of a process of svcd's size, without svcd's dispatch. It starts with the
- * environment bin/svcd gives svcd (one malloc arena), like the real one. `config` must
- * schedule nothing in the meantime. Resolves with each burst's instant;
- * rejects when the daemon does not start or `timeoutMs` passes (the child
- * is then killed outright: a daemon would take SIGTERM as a graceful stop).
- */
-export function rawBurstsInDaemonNode(
-  bundle: string,
-  config: string,
-  n: number,
-  cmds: string[][],
-  env: Record<string, string>,
-  timeoutMs = 60_000,
-  posix: string | null = null,
-): Promise<number[]> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ["--expose-gc", "--input-type=module", "-e", DAEMON_BURSTS, JSON.stringify([bundle, config, n, env, cmds, posix])],
-      { timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024, env: launcherEnv(process.env) },
-      (err, stdout) => {
-        const m = /BURST_TARGETS (\[[^\n]*\])/.exec(stdout);
-        if (!err && m) return resolve(JSON.parse(m[1]!) as number[]);
-        const why = /BURST_ERROR ([^\n]*)/.exec(stdout)?.[1] ?? (err?.killed ? `timed out after ${timeoutMs} ms` : err ? `exited with ${err.code}` : "no BURST_TARGETS line");
-        reject(new Error(`raw bursts at svcd's size: ${why}; the end of its output:\n${stdout.slice(-2_000)}`));
-      },
-    );
   });
 }

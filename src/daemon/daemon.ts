@@ -9,6 +9,7 @@ import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.j
 import { Engine } from "../engine/engine.js";
 import type { NextRunInfo } from "../engine/scheduler.js";
 import { EventBus } from "../engine/events.js";
+import { spawnMethod } from "../executor/index.js";
 import { createNotifier, type Notifier } from "../notify/index.js";
 import { describeSlot } from "../schedule/nextRun.js";
 import { systemClock } from "../shared/clock.js";
@@ -183,7 +184,7 @@ export class Daemon {
     this.watchDataDir(dbPath, dbFile);
 
     this.log.info(
-      { version: VERSION, config: paths.config, daemon_config: paths.daemonConfig, database: dbPath, address: this.address, pid: process.pid },
+      { version: VERSION, config: paths.config, daemon_config: paths.daemonConfig, database: dbPath, address: this.address, pid: process.pid, spawn: spawnMethod },
       `svcd ${VERSION} started: ${this.project.jobs.size} jobs, API on ${this.daemonConfig.api.tls.enabled ? "https" : "http"}://${this.address}${this.daemonConfig.api.basePath}/`,
     );
     if (summary.lost > 0 || summary.resumed > 0) this.log.info({ lost: summary.lost, resumed: summary.resumed }, "recovered runs");

@@ -14,3 +14,4 @@ export { runWithTimeout } from "./runWithTimeout.js";
 export { createLineSplitter, DEFAULT_MAX_LINE_BYTES, type LineSplitter } from "./lineSplitter.js";
 export { processStartTime, isProcessAlive, isGroupAlive, ownsGroup, killGroup } from "./liveness.js";
 export { createOutputCapture, checkOutputMode } from "./outputs.js";
+export { spawnMethod } from "./posixSpawn.js";
