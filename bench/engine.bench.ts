@@ -5,8 +5,8 @@
  * 1. tick cost with 100, 1,000 and 10,000 scheduled jobs (nothing due);
  * 2. dispatch delay, scheduled instant -> process start, for one job due
  *    alone and for 50 jobs due at the same instant, each against the raw
- *    floor of a Node timer + a raw spawn (svc's own method: posix_spawn on
- *    Linux) measured alternately;
+ *    floor of a Node timer + child_process.spawn measured alternately (and,
+ *    beside it, the same with posix_spawn, svc's own way on Linux);
  * 3. throughput of manual runs of /bin/true recorded by the engine, with 1,
  *    8 and 32 in flight, against raw spawn with as many in flight.
  */
@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { ROOT } from "./helpers/daemon.js";
 import { engineRig, WarpClock, type Rig } from "./helpers/engineRig.js";
 import { writeChart } from "./helpers/svg.js";
-import { closedLoopRate, parseDateNs, RAW_SPAWN, rawBurstDelays, rawRun } from "./helpers/raw.js";
+import { closedLoopRate, parseDateNs, POSIX_SPAWN, rawBurstDelays, rawRun } from "./helpers/raw.js";
 import { describe, median, pct, quick, round, sig } from "./helpers/stats.js";
 import { tickCost } from "./helpers/tickCost.js";
 import type { BenchResult, BenchSection } from "./types.js";
@@ -69,7 +69,10 @@ async function engineSlotDelays(rig: Rig, clock: WarpClock, names: string[], lea
   });
 }
 
-async function dispatchDelay(names: string[], rounds: number): Promise<{ svc: number[]; raw: number[]; svcP99: number[]; rawP99: number[] }> {
+async function dispatchDelay(
+  names: string[],
+  rounds: number,
+): Promise<{ svc: number[]; raw: number[]; svcP99: number[]; rawP99: number[]; posix: number[]; posixP99: number[] }> {
   const clock = new WarpClock();
   const daemon = `executor:\n  pool_size: ${Math.max(8, names.length)}\nscheduler:\n  max_concurrent_jobs: ${Math.max(32, names.length)}\n`;
   const rig = await engineRig(`defaults:\n  timezone: UTC\njobs:\n${dateJobs(names)}`, daemon, clock);
@@ -77,10 +80,13 @@ async function dispatchDelay(names: string[], rounds: number): Promise<{ svc: nu
   const raw: number[] = [];
   const svcP99: number[] = [];
   const rawP99: number[] = [];
+  const posix: number[] = [];
+  const posixP99: number[] = [];
   try {
     // One warm-up round of each (JIT, first spawn), not counted.
     await engineSlotDelays(rig, clock, names);
     await rawBurstDelays(names.length);
+    if (POSIX_SPAWN) await rawBurstDelays(names.length, "posix_spawn");
     for (let r = 0; r < rounds; r++) {
       // Alternate which goes first so drift in machine load hits both alike.
       const pair = r % 2 === 0 ? [true, false] : [false, true];
@@ -89,11 +95,16 @@ async function dispatchDelay(names: string[], rounds: number): Promise<{ svc: nu
         (isSvc ? svc : raw).push(...d);
         (isSvc ? svcP99 : rawP99).push(pct(d, 99));
       }
+      if (POSIX_SPAWN) {
+        const d = await rawBurstDelays(names.length, "posix_spawn");
+        posix.push(...d);
+        posixP99.push(pct(d, 99));
+      }
     }
   } finally {
     await rig.close();
   }
-  return { svc, raw, svcP99, rawP99 };
+  return { svc, raw, svcP99, rawP99, posix, posixP99 };
 }
 
 // ---- throughput ----
@@ -123,13 +134,19 @@ function engineRate(rig: Rig, inFlight: number, ms: number): Promise<number> {
   });
 }
 
-async function throughput(inFlight: number, quads: number, blockMs: number): Promise<{ raw: number[]; svc: number[]; ratios: number[]; lines: number }> {
+async function throughput(
+  inFlight: number,
+  quads: number,
+  blockMs: number,
+): Promise<{ raw: number[]; svc: number[]; ratios: number[]; posix: number[]; lines: number }> {
   const daemon = `executor:\n  pool_size: ${inFlight}\nscheduler:\n  max_concurrent_jobs: ${Math.max(inFlight, 1)}\n`;
   const rig = await engineRig(`jobs:\n  t:\n    command: ["/bin/true"]\n    concurrency: allow\n`, daemon, new WarpClock());
   const raw: number[] = [];
   const svc: number[] = [];
   const ratios: number[] = [];
+  const posix: number[] = [];
   const rawStart = () => rawRun(["/bin/true"]);
+  const posixStart = () => rawRun(["/bin/true"], "/", "posix_spawn");
   try {
     await closedLoopRate(rawStart, inFlight, 300);
     await engineRate(rig, inFlight, 300);
@@ -141,11 +158,12 @@ async function throughput(inFlight: number, quads: number, blockMs: number): Pro
       raw.push(r1, r2);
       svc.push(s1, s2);
       ratios.push((s1 + s2) / (r1 + r2));
+      if (POSIX_SPAWN) posix.push(await closedLoopRate(posixStart, inFlight, blockMs));
     }
     rig.store.logs.flush();
     const last = rig.store.runs.recent("t", 1)[0];
     const lines = last ? rig.store.logs.forRun(last.id, { limit: 10, offset: 0 }).total : 0;
-    return { raw, svc, ratios, lines };
+    return { raw, svc, ratios, posix, lines };
   } finally {
     await rig.close();
   }
@@ -205,17 +223,39 @@ export default async function engineBench(): Promise<BenchSection> {
       unit: "ratio",
       target: "<= 1.25x",
       ok: burstRatio <= 1.25,
+      notes: "the floor spawns with child_process, the raw spawn issue 4 names",
     },
+    ...(burst.posix.length === 0
+      ? []
+      : [
+          {
+            name: `raw floor with posix_spawn: ${BURST} at once: p99 (median of rounds)`,
+            value: sig(median(burst.posixP99)),
+            unit: "ms",
+            notes: `svc's own way of spawning; per-round p99 ${burst.posixP99.map((x) => sig(x)).join(", ")} ms; svc p99 / this floor ${round(burstP99 / median(burst.posixP99), 2)}x: svc's run rows, transitions and log lines, beside spawns that no longer cost much`,
+          },
+        ]),
   );
 
-  const curve: { raw: Array<[number, number]>; svc: Array<[number, number]> } = { raw: [], svc: [] };
+  const curve: { raw: Array<[number, number]>; svc: Array<[number, number]>; posix: Array<[number, number]> } = { raw: [], svc: [], posix: [] };
   for (const inFlight of [1, 8, 32]) {
     const t = await throughput(inFlight, q ? 1 : 2, q ? 600 : 1_000);
     const ratio = median(t.ratios);
     curve.raw.push([inFlight, median(t.raw)]);
     curve.svc.push([inFlight, median(t.svc)]);
+    if (t.posix.length > 0) curve.posix.push([inFlight, median(t.posix)]);
     results.push(
-      { name: `raw spawn /bin/true, ${inFlight} in flight`, value: Math.round(median(t.raw)), unit: "spawns/s" },
+      { name: `raw spawn /bin/true, ${inFlight} in flight`, value: Math.round(median(t.raw)), unit: "spawns/s", notes: "child_process.spawn" },
+      ...(t.posix.length === 0
+        ? []
+        : [
+            {
+              name: `raw posix_spawn /bin/true, ${inFlight} in flight`,
+              value: Math.round(median(t.posix)),
+              unit: "spawns/s",
+              notes: `svc's own way of spawning; recorded runs / this ${round(median(t.svc) / median(t.posix), 2)}x`,
+            },
+          ]),
       {
         name: `recorded manual runs of /bin/true, ${inFlight} in flight`,
         value: Math.round(median(t.svc)),
@@ -228,7 +268,7 @@ export default async function engineBench(): Promise<BenchSection> {
         unit: "ratio",
         target: `>= ${THROUGHPUT_TARGET}x`,
         ok: ratio >= THROUGHPUT_TARGET,
-        notes: `per-quad ratios ${t.ratios.map((x) => x.toFixed(2)).join(", ")}`,
+        notes: `against child_process.spawn, the raw spawn issues 4 and 11 name; per-quad ratios ${t.ratios.map((x) => x.toFixed(2)).join(", ")}`,
       },
     );
   }
@@ -240,6 +280,7 @@ export default async function engineBench(): Promise<BenchSection> {
     logX: true,
     series: [
       { name: "raw spawn", points: curve.raw },
+      ...(curve.posix.length > 0 ? [{ name: "raw posix_spawn", points: curve.posix }] : []),
       { name: "svc, recorded", points: curve.svc },
     ],
   });
@@ -254,11 +295,13 @@ export default async function engineBench(): Promise<BenchSection> {
       "Dispatch delay: hourly jobs running `/bin/date +%s.%N` (argv form, no shell); a clock shifted by whole seconds puts each slot " +
       "on a tick 0.3-1.3 s ahead, and the delay is the time printed by date minus the real instant of the slot (the daemon's own " +
       "timer, tick, run rows and spawn are all in it). " +
-      `The raw floor is \`setTimeout\` to a whole second then a raw spawn with svc's own method (${RAW_SPAWN}, no line handling) of the ` +
+      "The raw floor is `setTimeout` to a whole second then `child_process.spawn` of the " +
       `same command (pipes, detached), alternated with svc round by round; ${BURST}-job rounds run with executor.pool_size ${BURST}. ` +
       "Throughput: manual runs of `/bin/true` (argv form, concurrency allow, pool_size = in-flight count) kept N in flight through " +
       "`engine.runNow`, counted when SUCCESS is recorded (run row, status transitions, job_state, the attempt's log line), against raw " +
-      `spawns (${RAW_SPAWN}) of /bin/true with N in flight, in ABBA quads of 1 s blocks; ratio = median of per-quad ratios. Plot: [perf/throughput.svg](perf/throughput.svg).`,
+      "spawns of /bin/true with N in flight, in ABBA quads of 1 s blocks; ratio = median of per-quad ratios. Beside each floor, the same raw " +
+      "spawns through posix_spawn (svc's posixSpawn without line handling; a round after each pair, a block after each quad), how svc starts " +
+      "jobs on Linux: the targets use child_process.spawn, the raw spawn issues 4 and 11 name. Plot: [perf/throughput.svg](perf/throughput.svg).",
     results,
   };
 }

@@ -1,10 +1,10 @@
 /**
  * The physical limits on this machine, measured the way svc would pay them:
- * each job in its own process group with piped stdout/stderr, started the
- * way svc starts it: posix_spawn where svc has it (src/executor/posixSpawn.ts,
- * Linux), else child_process.spawn with `detached: true`. (Raw
- * child_process.spawn rates are in bench/executor.bench.ts; the raw
- * better-sqlite3 insert rate in bench/store.bench.ts.)
+ * each job in its own process group with piped stdout/stderr, started with
+ * child_process.spawn (`detached: true`), the raw spawn the issues' targets
+ * name, or with posix_spawn through svc's own posixSpawn (how svcd starts
+ * jobs on Linux, src/executor/posixSpawn.ts), reported beside it. (The raw
+ * better-sqlite3 insert rate is measured by bench/store.bench.ts.)
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -12,10 +12,16 @@ import { posixSpawn, spawnMethod, type SpawnedChild } from "../../src/executor/p
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
-/** Spawns `cmd` like svc does (RAW_SPAWN); resolves with its stdout when it has exited and its pipes ended. */
-export async function rawRun(cmd: string[], cwd = "/"): Promise<string> {
+/** "fork": child_process.spawn; "posix_spawn": svc's posixSpawn. */
+export type SpawnWay = "fork" | "posix_spawn";
+
+/** Whether posix_spawn can be measured here (svc's binding is built and this is Linux). */
+export const POSIX_SPAWN = spawnMethod === "posix_spawn";
+
+/** Spawns `cmd` like svc does (`way`); resolves with its stdout when it has exited and its pipes ended. */
+export async function rawRun(cmd: string[], cwd = "/", way: SpawnWay = "fork"): Promise<string> {
   const child =
-    spawnMethod === "posix_spawn"
+    way === "posix_spawn"
       ? (posixSpawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV }) as SpawnedChild)
       : spawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
@@ -27,8 +33,6 @@ export async function rawRun(cmd: string[], cwd = "/"): Promise<string> {
   return out;
 }
 
-/** How rawRun spawns: svc's own method. */
-export const RAW_SPAWN = spawnMethod === "posix_spawn" ? "posix_spawn" : "child_process.spawn";
 
 /** Completed runs per second of `start` with `inFlight` kept running for `ms`. */
 export async function closedLoopRate(start: () => Promise<unknown>, inFlight: number, ms: number): Promise<number> {
@@ -62,16 +66,16 @@ export function nextWholeSecond(leadMs = 300): number {
  * a timer at a whole second, then `n` spawns of `cmd` in a row. Returns the
  * instant and each process's stdout.
  */
-export async function rawBurst(n: number, cmd: string[]): Promise<{ target: number; outs: string[] }> {
+export async function rawBurst(n: number, cmd: string[], way: SpawnWay = "fork"): Promise<{ target: number; outs: string[] }> {
   const target = nextWholeSecond();
   await new Promise((r) => setTimeout(r, target - Date.now()));
-  const outs = await Promise.all(Array.from({ length: n }, () => rawRun(cmd)));
+  const outs = await Promise.all(Array.from({ length: n }, () => rawRun(cmd, "/", way)));
   return { target, outs };
 }
 
 /** rawBurst of `date +%s.%N`: each process's start delay after the instant, ms. */
-export async function rawBurstDelays(n: number): Promise<number[]> {
-  const { target, outs } = await rawBurst(n, ["/bin/date", "+%s.%N"]);
+export async function rawBurstDelays(n: number, way: SpawnWay = "fork"): Promise<number[]> {
+  const { target, outs } = await rawBurst(n, ["/bin/date", "+%s.%N"], way);
   return outs.map((o) => parseDateNs(o) - target);
 }
 
