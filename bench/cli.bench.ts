@@ -16,7 +16,7 @@ import type { BenchResult, BenchSection } from "./types.js";
  */
 
 const JOBS = 1_000;
-const RUNS = 40;
+const RUNS = 30;
 const WARMUP = 3;
 const TARGET_MS = 300;
 

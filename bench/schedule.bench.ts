@@ -40,7 +40,11 @@ const SIZES: Array<[size: number, batches: number]> = [
   [10_000, 12],
   [50_000, 5],
 ];
-const TARGET_US = 20;
+/**
+ * Per call, at most this many raw luxon `IANAZone.offset` calls measured in the same run: a ratio, since the
+ * machine's speed moves absolute times 1.5-2x (the target was 20 µs, met or missed with the host's speed).
+ */
+const TARGET_X_OFFSET = 5;
 const WINDOW_DAYS = 42;
 
 /** Deterministic PRNG (mulberry32) so every run benchmarks the same specs. */
@@ -122,12 +126,12 @@ export default async function scheduleBench(): Promise<BenchSection> {
       const median = quantile(times, 0.5);
       const p99 = quantile(times, 0.99);
       const perCallUs = (median * 1000) / size;
-      const ok = perCallUs < TARGET_US;
+      const ok = perCallUs / rawUs <= TARGET_X_OFFSET;
       results.push({
         name: `nextRun per call, ${kind}, ${size.toLocaleString("en-US")} specs`,
         value: round(perCallUs),
         unit: "µs",
-        target: `< ${TARGET_US} µs`,
+        target: `<= ${TARGET_X_OFFSET}x one raw offset call`,
         ok,
         notes:
           `batch of ${size.toLocaleString("en-US")}: median ${round(median)} ms, p99 ${round(p99)} ms (${batches} batches); ` +
@@ -141,7 +145,8 @@ export default async function scheduleBench(): Promise<BenchSection> {
       `nextRun for N varied specs (${ZONES.length} zones; hourly, daily, weekly, monthly, weekdays, weekends; ` +
       "random times, weekdays and days of month; fixed seed), all from one `now`, as at daemon startup. " +
       `Cold: each batch uses a \`now\` ${WINDOW_DAYS} days after the previous one (2026 onwards), so the zone memo is empty for that period. ` +
-      "Warm: the same batch again at the same `now` (a reload). Median and p99 of batch wall time; per call = median / N.",
+      "Warm: the same batch again at the same `now` (a reload). Median and p99 of batch wall time; per call = median / N. " +
+      `Target: per call at most ${TARGET_X_OFFSET}x one raw luxon \`IANAZone.offset\` call measured in the same run (the reference a slot search cannot do without).`,
     results,
   };
 }

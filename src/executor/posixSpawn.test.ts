@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -58,6 +58,12 @@ describe("posixSpawn", () => {
       expect(r.code).toBe(0);
       const missing = posixSpawn("true", [], { cwd: dir, env: { PATH: "/nonexistent" } });
       expect((missing as NodeJS.ErrnoException).code).toBe("ENOENT");
+    });
+
+    it("runs an executable without a #! line with /bin/sh, as execvp does", async () => {
+      writeFileSync(join(dir, "plain"), 'echo "plain $1"\n', { mode: 0o755 });
+      const r = await run("./plain", ["arg"]);
+      expect([r.out, r.code]).toEqual(["plain arg\n", 0]);
     });
 
     it("says why a process could not start: no such command, a missing working directory, a NUL byte", () => {

@@ -16,7 +16,8 @@
  * none blocked (glibc leaves its two internal signals, 32 and 33, ignored),
  * stdin /dev/null, stdout and stderr as readable sockets on pipes, an "exit"
  * event with (code, signal name). A command without a slash is looked up in
- * the job's own PATH, as child_process does. Where the binding is missing
+ * the job's own PATH, and an executable without a #! line runs with /bin/sh,
+ * as child_process (execvp) does. Where the binding is missing
  * (not Linux, a failed build, a kernel without pidfd_open) or
  * SVC_SPAWN=fork is set, posixSpawn() returns null and the caller forks.
  */
@@ -106,9 +107,12 @@ export function posixSpawn(file: string, args: string[], opts: { cwd: string; en
   const exe = lookUp(file, opts.cwd, opts.env.PATH);
   if (typeof exe !== "string") return exe;
   const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: Socket; stderr: Socket };
-  const r = b.spawn(exe, [file, ...args], envp, opts.cwd, (code, signo) => {
+  const onExit = (code: number | null, signo: number | null): void => {
     child.emit("exit", code, signo === null ? null : (SIGNAL_NAMES.get(signo) ?? `SIG${signo}`));
-  });
+  };
+  let r = b.spawn(exe, [file, ...args], envp, opts.cwd, onExit);
+  // An executable without a #! line: run it with /bin/sh, as execvp (and so child_process) does.
+  if (r === -osConstants.errno.ENOEXEC) r = b.spawn("/bin/sh", ["/bin/sh", exe, ...args], envp, opts.cwd, onExit);
   if (typeof r === "number") return errnoError(-r, file);
   child.pid = r[0];
   child.stdout = new Socket({ fd: r[1], readable: true, writable: false });
