@@ -20,8 +20,11 @@ const JOBS = 50;
 const IDLE_ENTRIES = 1_000;
 const CRON_FILE = "/etc/cron.d/svc-bench";
 const MINUTE = 60_000;
-/** Whether Debian's stock /etc/crontab runs something at this minute (cron.hourly at :17; daily, weekly, monthly at 6:25, 6:47, 6:52 local time). */
-const stockMinute = (d: Date): boolean => d.getMinutes() === 17 || (d.getHours() === 6 && [25, 47, 52].includes(d.getMinutes()));
+/**
+ * Whether Debian's stock /etc/crontab runs real work at this minute: cron.daily, weekly and monthly at 6:25,
+ * 6:47 and 6:52 local time (apt, dpkg, man-db). Its :17 cron.hourly is run-parts of an empty directory.
+ */
+const stockMinute = (d: Date): boolean => d.getHours() === 6 && [25, 47, 52].includes(d.getMinutes());
 
 function which(bin: string): string | null {
   for (const dir of (process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin").split(":").concat(["/usr/sbin", "/sbin"])) {
@@ -72,8 +75,8 @@ function stampDelays(file: string, at: number): number[] {
 
 /**
  * The first `count` minute boundaries at least `leadMs` away, the first `clean` of them clear of the stock
- * crontab's minutes (cron's own minute, and its idle minute after it). Later ones may be :17: cron.hourly's
- * run-parts is a few ms there, and svc's figure is the median of its minutes.
+ * crontab's busy minutes (cron's own minute, and its idle minute after it); svc's figure is the median of its
+ * minutes, so one busy minute among them does not decide it.
  */
 function pickMinutes(leadMs: number, count: number, clean: number): number[] {
   let m = Math.ceil((Date.now() + leadMs) / MINUTE) * MINUTE;
@@ -280,7 +283,7 @@ export default async function cronBench(): Promise<BenchSection> {
       method:
         `${JOBS} jobs each running \`date +%s.%N >> file\` through /bin/sh, due at one minute: Debian's cron (\`cron -f\`${ownCron ? ", started by the benchmark" : ", already running"}; ` +
         `its own ${CRON_FILE} with ${IDLE_ENTRIES} other entries) at minute M, and a real svcd (${IDLE_ENTRIES + JOBS} jobs too: ${JOBS} \`daily\` ` +
-        `jobs in UTC due at each of the ${svcMinutes > 1 ? `${svcMinutes} minutes` : "minute"} after M, the rest idle; M and M+1 clear of the stock crontab's minutes; executor.pool_size ${JOBS}; started through bin/svcd, the launcher users run), ` +
+        `jobs in UTC due at each of the ${svcMinutes > 1 ? `${svcMinutes} minutes` : "minute"} after M, the rest idle; M and M+1 clear of the stock crontab's cron.daily/weekly/monthly minutes; executor.pool_size ${JOBS}; started through bin/svcd, the launcher users run), ` +
         `so the two never compete for the CPU at their instant. svc's p99 is the median of its ${svcMinutes} minutes' p99s. Delay = the stamp ` +
         "written by date minus the minute boundary. Raw floor: a fresh, minimal Node process (no modules: fork cost grows with the parent's " +
         `memory) sleeps to a whole second with setTimeout and spawns the same ${JOBS} \`sh -c\` commands at once (pipes, detached, ` +
