@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { startProcess } from "../src/executor/index.js";
-import { posixSpawn, spawnMethod, type SpawnedChild } from "../src/executor/posixSpawn.js";
+import { spawnMethod } from "../src/executor/posixSpawn.js";
+import { rawRun } from "./helpers/raw.js";
 import type { BenchResult, BenchSection } from "./types.js";
 
 /**
@@ -22,21 +21,8 @@ type Starter = () => Promise<unknown>;
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
-const raw: Starter = async () => {
-  const child = spawn("/bin/true", [], { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout.on("data", () => {});
-  child.stderr.on("data", () => {});
-  await once(child, "close");
-};
-
-const rawPosix: Starter = async () => {
-  const child = posixSpawn("/bin/true", [], { cwd: "/", env }) as SpawnedChild;
-  child.stdout.on("data", () => {});
-  child.stderr.on("data", () => {});
-  const closed = Promise.all([once(child.stdout, "close"), once(child.stderr, "close")]);
-  await once(child, "exit");
-  await closed;
-};
+const raw: Starter = () => rawRun(["/bin/true"]);
+const rawPosix: Starter = () => rawRun(["/bin/true"], "/", "posix_spawn");
 
 const executor: Starter = () =>
   startProcess({ command: ["/bin/true"], shell: "/bin/sh", cwd: "/", env }, { killGraceMs: 1_000, onLine: () => {} })

@@ -42,24 +42,22 @@ export interface SpawnedChild extends EventEmitter {
   readonly stderr: Socket;
 }
 
-let loaded: Binding | null | undefined;
-function binding(): Binding | null {
-  if (loaded !== undefined) return loaded;
-  loaded = null;
-  if (process.platform !== "linux" || process.env.SVC_SPAWN === "fork") return loaded;
+/** The binding, loaded once when this module is; null where jobs are forked instead. */
+const binding = load();
+function load(): Binding | null {
+  if (process.platform !== "linux" || process.env.SVC_SPAWN === "fork") return null;
   try {
     // Two levels below the package root, like this file: dist/executor, dist/bundle (the one-file daemon), src/executor.
     const path = fileURLToPath(new URL("../../build/Release/svc_spawn.node", import.meta.url));
     const b = createRequire(import.meta.url)(path) as Binding;
-    if (b.supported()) loaded = b;
+    return b.supported() ? b : null;
   } catch {
-    // Not built (npm install could not compile it): child_process it is.
+    return null; // not built (npm install could not compile it): child_process it is
   }
-  return loaded;
 }
 
 /** How jobs are started here: "posix_spawn" or "fork" (child_process). */
-export const spawnMethod: "posix_spawn" | "fork" = binding() === null ? "fork" : "posix_spawn";
+export const spawnMethod: "posix_spawn" | "fork" = binding === null ? "fork" : "posix_spawn";
 
 const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
 const ERRNO_NAMES = new Map(Object.entries(osConstants.errno).map(([name, n]) => [n, name]));
@@ -97,7 +95,7 @@ function lookUp(file: string, cwd: string, path: string | undefined): string | N
  * (ENOENT, EACCES, EMFILE...); throws on a NUL byte, as child_process does.
  */
 export function posixSpawn(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }): SpawnedChild | NodeJS.ErrnoException | null {
-  const b = binding();
+  const b = binding;
   if (b === null) return null;
   const envp: string[] = [];
   for (const [k, v] of Object.entries(opts.env)) if (v !== undefined) envp.push(`${k}=${v}`);
