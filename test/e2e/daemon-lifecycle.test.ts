@@ -59,13 +59,14 @@ describe("svcd lifecycle", () => {
     expect(await jobEnv(own)).toEqual(["MALLOC_ARENA_MAX=4", "end"]);
   });
 
-  it("binds 127.0.0.1, serves the same API on a 0600 socket, and cleans up on SIGTERM", async () => {
+  it("binds 127.0.0.1, serves the same API on a 0600 socket, keeps api.addr, svcd.pid and svc.db 0600, and cleans up on SIGTERM", async () => {
     const dir = proj(`jobs:\n  hello:\n    command: "echo hi"\n`);
-    const d = await daemon(dir);
+    // The daemon inherits umask 022, which would leave a 0644 request at 0644: each 0600 below is the daemon's own doing.
+    const oldUmask = process.umask(0o022);
+    const d = await daemon(dir).finally(() => process.umask(oldUmask));
     expect(d.addr).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(statSync(d.dataDir).mode & 0o777).toBe(0o700);
-    expect(statSync(join(d.dataDir, "svcd.sock")).mode & 0o777).toBe(0o600);
-    expect(statSync(join(d.dataDir, "svc.db")).mode & 0o777).toBe(0o600);
+    for (const f of ["svcd.sock", "api.addr", "svcd.pid", "svc.db"]) expect([f, (statSync(join(d.dataDir, f)).mode & 0o777).toString(8)]).toEqual([f, "600"]);
     const tcp = await d.api<{ jobs: Job[] }>("GET", "/api/jobs");
     const sock = await d.sock<{ jobs: Job[] }>("GET", "/api/jobs");
     expect(sock.status).toBe(200);
