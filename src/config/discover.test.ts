@@ -20,15 +20,27 @@ describe("findConfig (CONTRACT §1)", () => {
   });
 
   it("a clear error when there is none", () => {
+    // stopAt bounds the search at the temp directory, so what tmpdir's parents hold does not matter.
     const empty = tempProject();
-    // tmpdir's parents may hold an svc.yaml on a developer machine; only assert the error type when none is found.
-    try {
-      const found = findConfig({ env: {}, cwd: empty });
-      expect(found.startsWith(empty)).toBe(false);
-    } catch (e) {
-      expect(e).toBeInstanceOf(ConfigNotFoundError);
-      expect((e as Error).message).toMatch(/no svc.yaml found in .* -c PATH, set SVC_CONFIG/);
-    }
+    const cwd = join(empty, "x", "y");
+    mkdirSync(cwd, { recursive: true });
+    expect(() => findConfig({ env: {}, cwd, stopAt: empty })).toThrow(ConfigNotFoundError);
+    expect(() => findConfig({ env: {}, cwd, stopAt: empty })).toThrow(
+      `no svc.yaml found in ${cwd} or any parent directory up to ${empty}: pass -c PATH, set SVC_CONFIG, or run where svc.yaml is`,
+    );
+  });
+
+  it("stopAt is the last directory searched: a svc.yaml in it is found, one above it is not", () => {
+    const above = tempProject({ "svc.yaml": "jobs: {}\n" });
+    const stop = join(above, "stop");
+    const cwd = join(stop, "x");
+    mkdirSync(cwd, { recursive: true });
+    expect(findConfig({ env: {}, cwd })).toBe(join(above, "svc.yaml"));
+    expect(() => findConfig({ env: {}, cwd, stopAt: stop })).toThrow(ConfigNotFoundError);
+    // A stopAt that is not on the way up does not stop the search.
+    expect(findConfig({ env: {}, cwd, stopAt: join(above, "elsewhere") })).toBe(join(above, "svc.yaml"));
+    writeFileSync(join(stop, "svc.yaml"), "jobs: {}\n");
+    expect(findConfig({ env: {}, cwd, stopAt: stop })).toBe(join(stop, "svc.yaml"));
   });
 });
 

@@ -20,6 +20,13 @@ export interface FindOptions {
   flag?: string | null;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * The last directory the upward search looks in (default: the filesystem
+   * root). It bounds the search the way GIT_CEILING_DIRECTORIES bounds git's,
+   * so a caller (a test in a temp directory) gets a definite answer whatever
+   * the directories above hold. Ignored when it is not cwd or one of its parents.
+   */
+  stopAt?: string;
 }
 
 /**
@@ -27,19 +34,21 @@ export interface FindOptions {
  * returned as given even if missing, so that loading reports it; the search
  * throws ConfigNotFoundError when no directory up to the root has one.
  */
-export function findConfig({ flag, env = process.env, cwd = process.cwd() }: FindOptions = {}): string {
+export function findConfig({ flag, env = process.env, cwd = process.cwd(), stopAt }: FindOptions = {}): string {
   if (flag) return resolve(cwd, flag);
   if (env.SVC_CONFIG) return resolve(cwd, env.SVC_CONFIG);
+  const stop = stopAt === undefined ? null : resolve(cwd, stopAt);
   let dir = resolve(cwd);
   for (;;) {
     const candidate = join(dir, PROJECT_FILE);
     if (isFile(candidate)) return candidate;
     const parent = dirname(dir);
-    if (parent === dir) break;
+    if (parent === dir || dir === stop) break;
     dir = parent;
   }
+  const where = dir === stop ? `any parent directory up to ${stop}` : "any parent directory";
   throw new ConfigNotFoundError(
-    `no ${PROJECT_FILE} found in ${resolve(cwd)} or any parent directory: pass -c PATH, set SVC_CONFIG, or run where ${PROJECT_FILE} is`,
+    `no ${PROJECT_FILE} found in ${resolve(cwd)} or ${where}: pass -c PATH, set SVC_CONFIG, or run where ${PROJECT_FILE} is`,
   );
 }
 
