@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EngineError } from "../engine/errors.js";
-import { ConflictError, DuplicateSlotError, NotFoundError, TransitionError } from "../store/errors.js";
+import { ConflictError, DuplicateSlotError, InvalidQueryError, NotFoundError, TransitionError } from "../store/errors.js";
 import { ERROR_CATALOGUE, ERROR_CODES } from "./errors.js";
 import { mapError } from "./mapError.js";
 import { apiKit, type ApiKit } from "./testkit.js";
@@ -41,7 +41,7 @@ describe("mapError", () => {
     [new ConflictError("alert 7 is pending"), "conflict"],
     [new DuplicateSlotError("a", "2026-01-01T00:00:00.000Z"), "conflict"],
     [new TransitionError(1, "SUCCESS", "RUNNING"), "conflict"],
-    [new RangeError('cannot sort by "x"'), "bad_request"],
+    [new InvalidQueryError('cannot sort by "x"'), "bad_request"],
     [Object.assign(new RangeError("Request body is too large"), { code: "FST_ERR_CTP_BODY_TOO_LARGE", statusCode: 413 }), "payload_too_large"],
     [Object.assign(new Error("Unsupported Media Type"), { code: "FST_ERR_CTP_INVALID_MEDIA_TYPE", statusCode: 415 }), "bad_request"],
     [Object.assign(new Error("bad url"), { code: "FST_ERR_BAD_URL", statusCode: 400 }), "bad_request"],
@@ -63,6 +63,8 @@ describe("mapError", () => {
   it("leaves anything else unmapped (a 500)", () => {
     expect(mapError(new Error("boom"))).toBeNull();
     expect(mapError(new TypeError("x is undefined"))).toBeNull();
+    // A bug such as new Date(NaN).toISOString() is a RangeError: a 500, not the client's fault.
+    expect(mapError(new RangeError("Invalid time value"))).toBeNull();
     expect(mapError("a string")).toBeNull();
   });
 });
@@ -94,6 +96,31 @@ describe("an unexpected failure", () => {
     expect(logged?.fields).toMatchObject({ method: "GET", path: "/api/runs/1", route: "/api/runs/:id" });
     expect((logged?.fields.err as Error).message).toBe("disk on fire at /secret/path");
     expect((await k.get("/api/status")).status).toBe(200);
+  });
+
+  it("answers a RangeError from a bug (new Date(NaN).toISOString()) 500 internal and logs it", async () => {
+    const original = k.store.runs.get.bind(k.store.runs);
+    k.store.runs.get = () => {
+      new Date(Number.NaN).toISOString();
+      throw new Error("unreachable");
+    };
+    try {
+      const r = await k.get("/api/runs/1");
+      expect(r.status).toBe(500);
+      expect(r.body).toEqual({ error: { code: "internal", message: "internal error: the daemon logged the details" } });
+    } finally {
+      k.store.runs.get = original;
+    }
+    const logged = k.log.entries.filter((e) => e.level === "error" && e.msg.includes("/api/runs/1")).at(-1);
+    expect(logged?.fields.err).toBeInstanceOf(RangeError);
+    expect((logged?.fields.err as Error).message).toBe("Invalid time value");
+  });
+
+  it("still answers a bad query value the store refuses (its own error class) 400 with the message", async () => {
+    const r = await k.get("/api/db/job_runs?sort=nope");
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("bad_request");
+    expect(r.body.error.message).toMatch(/cannot sort by "nope"/);
   });
 
   it("logs each request at debug level: method, path, status, duration, never headers", async () => {

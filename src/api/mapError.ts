@@ -1,6 +1,6 @@
 import { EngineError } from "../engine/errors.js";
 import { NotifyConflictError, NotifyNotFoundError } from "../notify/errors.js";
-import { ConflictError, DuplicateSlotError, NotFoundError, TransitionError } from "../store/errors.js";
+import { ConflictError, DuplicateSlotError, InvalidQueryError, NotFoundError, TransitionError } from "../store/errors.js";
 import { ApiError, badRequest, type ErrorCode } from "./errors.js";
 
 /** One ajv error as Fastify attaches it to a validation failure. */
@@ -33,13 +33,12 @@ export function mapError(e: unknown): ApiError | null {
     return new ApiError("conflict", e.message);
   }
   if (e instanceof TransitionError) return new ApiError("conflict", e.message);
+  if (e instanceof InvalidQueryError) return badRequest(e.message);
   if (typeof e !== "object" || e === null) return null;
   const f = e as FastifyLikeError;
   if (Array.isArray(f.validation)) return validationError(f.validation, f.validationContext ?? "request");
-  // Fastify's own errors first: some of them are RangeErrors (body too large).
-  if (typeof f.code === "string" && f.code.startsWith("FST_")) return fastifyError(f);
-  // The store throws RangeError for a bad sort column, page size or enum value.
-  if (e instanceof RangeError) return badRequest(e.message);
+  // A generic language error (RangeError, TypeError...) is a bug, never a client's mistake: it maps
+  // to nothing (500 internal, logged). Only errors raised on purpose, with their own class, are 4xx.
   return fastifyError(f);
 }
 

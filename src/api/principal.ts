@@ -15,16 +15,20 @@ export interface Principal {
   transport: "unix" | "tcp";
 }
 
-const UNIX = Symbol.for("svc.api.unixSocket");
+/**
+ * The requests that arrived on the Unix socket. Module-private: no other code can mark a request
+ * trusted (a `Symbol.for` key could be minted by anyone in the process, a property set by any
+ * plugin); weak, so a finished request leaves it with nothing to clean up.
+ */
+const unixRequests = new WeakSet<IncomingMessage>();
 
 /** The daemon calls this on every request that arrived on `<data>/svcd.sock` before routing it. */
 export function markUnixSocketRequest(req: IncomingMessage): void {
-  (req as unknown as Record<symbol, boolean>)[UNIX] = true;
+  unixRequests.add(req);
 }
 
 export function isUnixSocketRequest(request: FastifyRequest | IncomingMessage): boolean {
-  const raw = "raw" in request ? request.raw : request;
-  return (raw as unknown as Record<symbol, boolean>)[UNIX] === true;
+  return unixRequests.has("raw" in request ? request.raw : request);
 }
 
 declare module "fastify" {

@@ -3,7 +3,7 @@ import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
 import type { RunRecord } from "../store/types.js";
 import { Attempt, type AttemptResult } from "./attempt.js";
-import { nowIso, setStatus, setStatuses, type EngineContext, type Waiting } from "./context.js";
+import { notify, nowIso, setStatus, setStatuses, type EngineContext, type Waiting } from "./context.js";
 import { afterFailure, succeed } from "./outcomes.js";
 import { prepareSpawn } from "./prepare.js";
 
@@ -290,22 +290,67 @@ export class Dispatcher {
     const { ctx } = this;
     const { run, job } = ending;
     const err = this.writeEnds([ending]);
-    if (err !== null && isStorageError(err)) {
-      if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
-      const timer = ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => {
-        this.unwritten.delete(ending);
-        this.recordEnd(ending, failures + 1);
-      });
-      this.unwritten.set(ending, { failures, timer });
-      return;
-    }
+    if (err !== null && isStorageError(err)) return this.retryLater(ending, failures, err);
     if (err !== null) {
-      ctx.log.error({ err, run_id: run.id, job: job.name }, "recording the end of a run failed");
+      // Not the database refusing a write but a bug on the way (a transition the table refuses,
+      // a TypeError in a policy): the full end cannot be written, so the run ends FAILED with the
+      // error, on its own, without retry or policy. Never left RUNNING with nobody watching it.
+      ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed: it ends FAILED with the error`);
+      const unrecorded = this.failUnrecorded(ending, err);
+      if (unrecorded !== null && isStorageError(unrecorded)) return this.retryLater(ending, failures, unrecorded);
+      if (unrecorded !== null) ctx.log.error({ err: unrecorded, run_id: run.id, job: job.name }, `run ${run.id}: could not record it FAILED either`);
       ctx.attempts.delete(run.id);
     } else if (failures > 0) {
       ctx.log.info({ run_id: run.id, job: job.name }, `recorded the end of run ${run.id} after ${failures} failed tries`);
     }
     this.pump();
+  }
+
+  /** The database refused the end (locked, full): the attempt keeps its slot and the write is tried again in a second. */
+  private retryLater(ending: Ending, failures: number, err: Error): void {
+    const { ctx } = this;
+    const { run, job } = ending;
+    if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
+    const timer = ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => {
+      this.unwritten.delete(ending);
+      this.recordEnd(ending, failures + 1);
+    });
+    this.unwritten.set(ending, { failures, timer });
+  }
+
+  /**
+   * The end of a run could not be written for a reason other than storage: the run ends FAILED with
+   * that error (no retry, no failure policy beyond the alert), its job's lock released. Returns what
+   * the database threw, or null.
+   */
+  private failUnrecorded({ run, job, result, finishedAt }: Ending, why: Error): Error | null {
+    const { ctx } = this;
+    const at = new Date(finishedAt).toISOString();
+    try {
+      const current = ctx.store.runs.get(run.id);
+      if (current?.status !== "RUNNING") return null; // someone else ended it: nothing left RUNNING
+      const [failed] = setStatuses(
+        ctx,
+        [
+          {
+            run: current,
+            to: "FAILED",
+            patch: {
+              error: `internal error while recording the end of the run: ${why.message}`,
+              exit_code: result.exitCode,
+              finished_at: at,
+              duration_ms: Math.max(0, finishedAt - Date.parse(current.started_at ?? at)),
+              pid: null,
+            },
+          },
+        ],
+        () => ctx.store.jobState.upsert(job.name, { last_failure: at, lock_pid: null }),
+      );
+      if (job.onFailure === "alert") notify(ctx, "on_failure", failed!);
+      return null;
+    } catch (e) {
+      return toError(e);
+    }
   }
 
   /**

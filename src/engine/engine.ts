@@ -14,6 +14,8 @@ import type { ScheduledSlot } from "../schedule/nextRun.js";
 export const MAX_REASON_LENGTH = 500;
 /** Backward clock movements smaller than this are jitter, not a step. */
 const CLOCK_STEP_BACK_MS = 1_000;
+/** How often a drain looks again at the attempts in flight (new ends are recorded between looks). */
+const IDLE_POLL_MS = 100;
 
 export interface StartSummary {
   next: NextRunInfo[];
@@ -257,13 +259,16 @@ export class Engine {
 
   /** Resolves true once no attempt is in flight, false after `ms`. */
   private async waitIdle(ms: number): Promise<boolean> {
-    const deadline = Date.now() + ms;
+    const { clock } = this.ctx;
+    const deadline = clock.now() + ms;
     while (this.ctx.attempts.size > 0) {
-      if (Date.now() >= deadline) return false;
+      if (clock.now() >= deadline) return false;
+      let timer: TimerHandle | null = null;
       await Promise.race([
         Promise.all([...this.ctx.attempts.values()].map((a) => a.done)),
-        new Promise((r) => setTimeout(r, Math.min(100, deadline - Date.now()))),
+        new Promise((r) => (timer = clock.setTimer(Math.min(clock.now() + IDLE_POLL_MS, deadline), () => r(undefined)))),
       ]);
+      (timer as TimerHandle | null)?.cancel();
       // let the dispatcher record the ends that just resolved
       await new Promise((r) => setImmediate(r));
     }

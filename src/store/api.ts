@@ -88,7 +88,7 @@ export interface RunQuery {
 export interface PageRequest {
   page: number; // from 1
   page_size: 25 | 50 | 100;
-  sort: string; // a column name; validated by the store (unknown -> throws RangeError)
+  sort: string; // a column name; validated by the store (unknown -> throws InvalidQueryError)
   order: "asc" | "desc";
 }
 

@@ -1,9 +1,10 @@
 /**
  * Typed errors of the store. The API maps them to status codes:
  * StoreOpenError is a startup error (one line, no stack), DuplicateSlotError
- * and ConflictError are 409, NotFoundError is 404, RangeError (bad sort
- * column, page size, enum value) is 400. TransitionError lives beside the
- * transition table in runStatus.ts.
+ * and ConflictError are 409, NotFoundError is 404, InvalidQueryError (bad sort
+ * column, page size, enum value, instant) is 400. TransitionError lives beside the
+ * transition table in runStatus.ts. A RangeError from the store is a broken
+ * invariant (a bug of its caller), never a client's mistake: the API answers 500.
  */
 export { TransitionError } from "./runStatus.js";
 
@@ -46,5 +47,13 @@ export class ConflictError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "ConflictError";
+  }
+}
+
+/** A query value the caller passed is not acceptable (sort column, page size, enum value, instant...): 400. */
+export class InvalidQueryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidQueryError";
   }
 }

@@ -16,5 +16,5 @@ export type {
 } from "./api.js";
 export type * from "./types.js";
 export { LOG_STREAMS, RUN_STATUSES, TRIGGERS } from "./types.js";
-export { ConflictError, DuplicateSlotError, NotFoundError, StoreOpenError, TransitionError } from "./errors.js";
+export { ConflictError, DuplicateSlotError, InvalidQueryError, NotFoundError, StoreOpenError, TransitionError } from "./errors.js";
 export { assertTransition, canTransition, isActive, isTerminal } from "./runStatus.js";

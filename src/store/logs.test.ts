@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryLogger } from "../shared/logger.js";
 import type { Store } from "./api.js";
-import { NotFoundError } from "./errors.js";
+import { InvalidQueryError, NotFoundError } from "./errors.js";
 import { toFtsQuery } from "./ftsQuery.js";
 import { open, runTo, tempDir, waitFor } from "./testing.js";
 import type { TempDir } from "./testing.js";
@@ -35,7 +35,7 @@ describe("log ingestion", () => {
     const store = fresh();
     expect(() => store.logs.append(4242, "stdout", "x", TS)).toThrow(NotFoundError);
     const run = runTo(store, "RUNNING").id;
-    expect(() => store.logs.append(run, "stdin" as LogStream, "x", TS)).toThrow(RangeError);
+    expect(() => store.logs.append(run, "stdin" as LogStream, "x", TS)).toThrow(InvalidQueryError);
     expect(store.logs.append(run, "STDERR" as LogStream, "x", TS).stream).toBe("stderr");
   });
 
@@ -165,7 +165,7 @@ describe("reading logs", () => {
     expect(out.total).toBe(10);
     expect(out.lines.map((l) => l.seq)).toEqual([9, 12, 15]);
     expect(store.logs.forRun(run, { limit: 10, offset: 100 })).toEqual({ lines: [], total: 30 });
-    expect(() => store.logs.forRun(run, { limit: 10_001, offset: 0 })).toThrow(RangeError);
+    expect(() => store.logs.forRun(run, { limit: 10_001, offset: 0 })).toThrow(InvalidQueryError);
   });
 
   it("tail: the last N lines in order, stdout+stderr by default", () => {
@@ -186,7 +186,7 @@ describe("reading logs", () => {
     expect(store.logs.search({ job: "reader", stream: "HEALTHCHECK" as LogStream }, 100, 0).total).toBe(10);
     expect(store.logs.search({ stream: "stdout" }, 3, 0)).toMatchObject({ total: 15, limit: 3, offset: 0 });
     expect(store.logs.search({ run_id: run }, 10, 25).rows.map((r) => r.seq)).toEqual([5, 4, 3, 2, 1]);
-    expect(() => store.logs.search({ stream: "stdin" as LogStream }, 10, 0)).toThrow(RangeError);
+    expect(() => store.logs.search({ stream: "stdin" as LogStream }, 10, 0)).toThrow(InvalidQueryError);
     await waitFor(() => store.logs.ftsLag() === 0, 2_000);
     expect(store.logs.search({ job: "reader", q: "line" }, 100, 0).total).toBe(30);
     expect(store.logs.search({ run_id: run, stream: "stderr", q: "line" }, 100, 0).total).toBe(10);

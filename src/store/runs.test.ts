@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
-import { DuplicateSlotError, NotFoundError, TransitionError } from "./errors.js";
+import { DuplicateSlotError, InvalidQueryError, NotFoundError, TransitionError } from "./errors.js";
 import { newRun, open, runTo, tempDir } from "./testing.js";
 import type { TempDir } from "./testing.js";
 import type { RunRecord, RunStatus } from "./types.js";
@@ -156,7 +156,7 @@ describe("runs: the engine's queries", () => {
     const active = store.runs.byStatus(["RUNNING", "retrying" as RunStatus]).filter((r) => r.job_name === "eng-2");
     expect(active.map((r) => r.id)).toEqual([ids.r1!.id, ids.y1!.id]);
     expect(store.runs.byStatus([])).toEqual([]);
-    expect(() => store.runs.byStatus(["DONE" as RunStatus])).toThrow(RangeError);
+    expect(() => store.runs.byStatus(["DONE" as RunStatus])).toThrow(InvalidQueryError);
   });
 
   it("inCycle: every run of the cycle, oldest first", () => {
@@ -249,10 +249,10 @@ describe("runs: page() and audit() over a known data set", () => {
   });
 
   it("rejects invalid filter values", () => {
-    expect(() => page({ status: "bogus" as RunStatus })).toThrow(RangeError);
-    expect(() => page({ trigger: "cron" as never })).toThrow(RangeError);
-    expect(() => page({ since: "yesterday-ish" })).toThrow(RangeError);
-    expect(() => page({ sla_breached: 2 as never })).toThrow(RangeError);
+    expect(() => page({ status: "bogus" as RunStatus })).toThrow(InvalidQueryError);
+    expect(() => page({ trigger: "cron" as never })).toThrow(InvalidQueryError);
+    expect(() => page({ since: "yesterday-ish" })).toThrow(InvalidQueryError);
+    expect(() => page({ sla_breached: 2 as never })).toThrow(InvalidQueryError);
   });
 
   it.each([25, 50, 100] as const)("pages of %i cover every row exactly once, and a page past the end is empty", (size) => {
@@ -275,16 +275,16 @@ describe("runs: page() and audit() over a known data set", () => {
 
   it("rejects bad page requests", () => {
     const ok = { page: 1, page_size: 25 as const, sort: "id", order: "desc" as const };
-    expect(() => q.runs.page({}, { ...ok, page: 0 })).toThrow(RangeError);
-    expect(() => q.runs.page({}, { ...ok, page: 1.5 })).toThrow(RangeError);
+    expect(() => q.runs.page({}, { ...ok, page: 0 })).toThrow(InvalidQueryError);
+    expect(() => q.runs.page({}, { ...ok, page: 1.5 })).toThrow(InvalidQueryError);
     expect(() => q.runs.page({}, { ...ok, page_size: 7 as never })).toThrow("page_size must be one of 25, 50, 100, got 7");
-    expect(() => q.runs.page({}, { ...ok, order: "up" as never })).toThrow(RangeError);
+    expect(() => q.runs.page({}, { ...ok, order: "up" as never })).toThrow(InvalidQueryError);
     expect(() => q.runs.page({}, { ...ok, sort: "bogus" })).toThrow(/^cannot sort by "bogus": sortable columns are id, job_name/);
-    expect(() => q.runs.page({}, { ...ok, sort: "tags" })).toThrow(RangeError);
-    expect(() => q.runs.page({}, { ...ok, sort: "id; DROP TABLE job_runs" })).toThrow(RangeError);
-    expect(() => q.runs.page({}, { ...ok, sort: "constructor" })).toThrow(RangeError);
-    expect(() => q.runs.audit({}, 0, 0)).toThrow(RangeError);
-    expect(() => q.runs.audit({}, 10, -1)).toThrow(RangeError);
+    expect(() => q.runs.page({}, { ...ok, sort: "tags" })).toThrow(InvalidQueryError);
+    expect(() => q.runs.page({}, { ...ok, sort: "id; DROP TABLE job_runs" })).toThrow(InvalidQueryError);
+    expect(() => q.runs.page({}, { ...ok, sort: "constructor" })).toThrow(InvalidQueryError);
+    expect(() => q.runs.audit({}, 0, 0)).toThrow(InvalidQueryError);
+    expect(() => q.runs.audit({}, 10, -1)).toThrow(InvalidQueryError);
   });
 
   const SORTABLE = [

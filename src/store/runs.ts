@@ -1,5 +1,5 @@
 import type { PageRequest, RunQuery, RunsStore } from "./api.js";
-import { DuplicateSlotError, NotFoundError } from "./errors.js";
+import { DuplicateSlotError, InvalidQueryError, NotFoundError } from "./errors.js";
 import { assertTransition, canTransition, TransitionError } from "./runStatus.js";
 import type { Db, Stmt } from "./sql.js";
 import {
@@ -262,7 +262,7 @@ export function runWhere(q: RunQuery): Where {
   if (q.since !== undefined) w.add("created_at >= ?", normInstant("since", q.since));
   if (q.until !== undefined) w.add("created_at < ?", normInstant("until", q.until));
   if (q.sla_breached !== undefined) {
-    if (q.sla_breached !== 0 && q.sla_breached !== 1) throw new RangeError(`sla_breached must be 0 or 1, got ${String(q.sla_breached)}`);
+    if (q.sla_breached !== 0 && q.sla_breached !== 1) throw new InvalidQueryError(`sla_breached must be 0 or 1, got ${String(q.sla_breached)}`);
     // A literal, not a parameter: SQLite uses the partial index only when it can see the value.
     w.add(`sla_breached = ${q.sla_breached}`);
   }

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { PageRequest } from "./api.js";
 import type { AlertStatus, LogStream, RunStatus, Trigger } from "./types.js";
+import { InvalidQueryError } from "./errors.js";
 import { LOG_STREAMS, RUN_STATUSES, TRIGGERS } from "./types.js";
 
 export type Db = Database.Database;
@@ -59,13 +60,13 @@ export function pageClause(
   sortable: Readonly<Record<string, string>>,
   tieBreak: string,
 ): { orderBy: string; limit: number; offset: number } {
-  if (!Number.isInteger(p.page) || p.page < 1) throw new RangeError(`page must be an integer >= 1, got ${String(p.page)}`);
+  if (!Number.isInteger(p.page) || p.page < 1) throw new InvalidQueryError(`page must be an integer >= 1, got ${String(p.page)}`);
   if (!PAGE_SIZES.includes(p.page_size)) {
-    throw new RangeError(`page_size must be one of ${PAGE_SIZES.join(", ")}, got ${String(p.page_size)}`);
+    throw new InvalidQueryError(`page_size must be one of ${PAGE_SIZES.join(", ")}, got ${String(p.page_size)}`);
   }
   const col = Object.hasOwn(sortable, p.sort) ? sortable[p.sort] : undefined;
   if (col === undefined) {
-    throw new RangeError(`cannot sort by "${p.sort}": sortable columns are ${Object.keys(sortable).join(", ")}`);
+    throw new InvalidQueryError(`cannot sort by "${p.sort}": sortable columns are ${Object.keys(sortable).join(", ")}`);
   }
   const dir = orderDir(p.order);
   const orderBy = col === tieBreak ? `${col} ${dir}` : `${col} ${dir}, ${tieBreak} ${dir}`;
@@ -76,19 +77,19 @@ export function orderDir(order: string): "ASC" | "DESC" {
   const o = String(order).toLowerCase();
   if (o === "asc") return "ASC";
   if (o === "desc") return "DESC";
-  throw new RangeError(`order must be asc or desc, got "${order}"`);
+  throw new InvalidQueryError(`order must be asc or desc, got "${order}"`);
 }
 
 export function checkSlice(limit: number, offset: number): void {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new RangeError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${String(limit)}`);
+    throw new InvalidQueryError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${String(limit)}`);
   }
-  if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`offset must be an integer >= 0, got ${String(offset)}`);
+  if (!Number.isInteger(offset) || offset < 0) throw new InvalidQueryError(`offset must be an integer >= 0, got ${String(offset)}`);
 }
 
 function oneOf<T extends string>(what: string, allowed: readonly T[], value: string): T {
   const found = allowed.find((a) => a === value);
-  if (found === undefined) throw new RangeError(`unknown ${what} "${value}": expected one of ${allowed.join(", ")}`);
+  if (found === undefined) throw new InvalidQueryError(`unknown ${what} "${value}": expected one of ${allowed.join(", ")}`);
   return found;
 }
 
@@ -102,7 +103,7 @@ export const normAlertStatus = (s: string): AlertStatus =>
 /** An instant or date for since/until, normalised to the stored ISO form so string comparison orders correctly. */
 export function normInstant(what: string, s: string): string {
   const ms = Date.parse(s);
-  if (Number.isNaN(ms)) throw new RangeError(`${what} must be an ISO 8601 date or instant, got "${s}"`);
+  if (Number.isNaN(ms)) throw new InvalidQueryError(`${what} must be an ISO 8601 date or instant, got "${s}"`);
   return new Date(ms).toISOString();
 }
 

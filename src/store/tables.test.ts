@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
-import { ConflictError, NotFoundError } from "./errors.js";
+import { ConflictError, InvalidQueryError, NotFoundError } from "./errors.js";
 import { open, runTo, tempDir } from "./testing.js";
 import type { TempDir } from "./testing.js";
 
@@ -70,7 +70,7 @@ describe("job_state", () => {
     const paused = store.jobState.page({ page: 1, page_size: 25, sort: "paused", order: "desc" });
     expect(paused.rows[0]?.paused).toBe(1);
     expect(store.jobState.page({ page: 9, page_size: 25, sort: "job_name", order: "asc" }).rows).toEqual([]);
-    expect(() => store.jobState.page({ page: 1, page_size: 25, sort: "nope", order: "asc" })).toThrow(RangeError);
+    expect(() => store.jobState.page({ page: 1, page_size: 25, sort: "nope", order: "asc" })).toThrow(InvalidQueryError);
   });
 });
 
@@ -90,7 +90,7 @@ describe("alerts", () => {
     expect(() => store.alerts.requeue(a.id)).toThrow("is delivered");
     expect(() => store.alerts.requeue(99_999)).toThrow(NotFoundError);
     expect(() => store.alerts.recordAttempt(99_999, "failed", "x", TS)).toThrow(NotFoundError);
-    expect(() => store.alerts.recordAttempt(a.id, "lost" as never, null, TS)).toThrow(RangeError);
+    expect(() => store.alerts.recordAttempt(a.id, "lost" as never, null, TS)).toThrow(InvalidQueryError);
   });
 
   it("searches by job and status (any case), newest first", () => {

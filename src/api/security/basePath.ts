@@ -11,8 +11,8 @@ import { isUnixSocketRequest } from "../principal.js";
  * `/svc` redirects to `/svc/` (the dashboard's URLs are relative). The
  * Unix socket carries the API without the prefix, as `svc` sends it.
  */
-const OUTSIDE = Symbol.for("svc.api.outsideBasePath");
-const BARE = Symbol.for("svc.api.bareBasePath");
+const OUTSIDE = Symbol("svc.api.outsideBasePath"); // module-private, like every request marker
+const BARE = Symbol("svc.api.bareBasePath");
 
 type Marked = IncomingMessage & { [OUTSIDE]?: boolean; [BARE]?: boolean };
 
