@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
+import { request, type Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 
@@ -39,7 +39,7 @@ export function project(yaml: string, opts: { daemon?: string; files?: Record<st
 }
 
 export function httpJson<T>(
-  opts: { host?: string; port?: number; socketPath?: string },
+  opts: { host?: string; port?: number; socketPath?: string; agent?: Agent },
   method: string,
   path: string,
   body?: unknown,
