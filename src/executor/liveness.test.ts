@@ -143,6 +143,18 @@ describe("killGroup", () => {
   });
 
   it("resolves at once for a group that is gone", async () => {
-    await killGroup(NO_SUCH_PID, 10_000);
+    const exited = spawnGroup("exit 0");
+    await once(exited, "exit");
+    // A grace of 10 minutes: a killGroup that waited for it is still waiting when the 5 s timer fires.
+    // 5 s is safe: the correct path is one kill(-pgid, 0) that fails, microseconds even on a loaded machine.
+    for (const pgid of [NO_SUCH_PID, exited.pid!]) {
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        killGroup(pgid, 600_000).then(() => "resolved"),
+        new Promise((r) => (timer = setTimeout(() => r("still waiting"), 5_000))),
+      ]);
+      clearTimeout(timer);
+      expect([pgid, outcome]).toEqual([pgid, "resolved"]);
+    }
   });
 });

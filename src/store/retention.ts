@@ -130,7 +130,7 @@ export class Retention {
       for (;;) {
         const ids = this.st.byAge.all(cutoff, cutoff) as number[];
         if (ids.length === 0) break;
-        result.runsByAge += yield* this.deleteRuns(ids, result);
+        yield* this.deleteRuns(ids, result, "runsByAge");
       }
     }
     if (opts.maxRunsPerJob !== null) {
@@ -143,15 +143,19 @@ export class Retention {
         for (;;) {
           const ids = this.st.byCap.all(job, bound) as number[];
           if (ids.length === 0) break;
-          result.runsByCap += yield* this.deleteRuns(ids, result);
+          yield* this.deleteRuns(ids, result, "runsByCap");
         }
         yield;
       }
     }
   }
 
-  /** Deletes the runs' logs in bounded batches, then the outputs and runs. Returns runs deleted. */
-  private *deleteRuns(ids: number[], result: RetentionResult): Generator<void, number> {
+  /**
+   * Deletes the runs' logs in bounded batches, then the outputs and runs,
+   * counting each batch into `result` before yielding: a prune stopped at a
+   * yield (the store closed) reports exactly what it deleted.
+   */
+  private *deleteRuns(ids: number[], result: RetentionResult, counter: "runsByAge" | "runsByCap"): Generator<void> {
     const json = JSON.stringify(ids);
     for (;;) {
       const n = this.deleteLogBatch(json);
@@ -161,9 +165,9 @@ export class Retention {
       if (n < LOG_BATCH) break;
     }
     const { runs, outputs } = this.deleteRunBatch(json);
+    result[counter] += runs;
     result.outputs += outputs;
     yield;
-    return runs;
   }
 }
 

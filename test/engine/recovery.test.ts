@@ -83,6 +83,11 @@ describe("startup reconciliation", () => {
     });
     store.close();
     kit = await engineKit(yaml, { dir });
-    await kit.waitRun(run.id, ["SUCCESS"]);
+    const done = await kit.waitRun(run.id, ["SUCCESS", "FAILED"]);
+    expect([done.status, done.attempt, done.exit_code, done.error]).toEqual(["SUCCESS", 1, 0, null]);
+    // The same run went on (no second run of the job), from PENDING to its end.
+    expect(kit.runsOf("work").map((r) => r.id)).toEqual([run.id]);
+    expect(kit.statusesOf(run.id)).toEqual(["RUNNING", "SUCCESS"]);
+    expect(kit.lines(run.id, ["stdout"])).toEqual(["--- attempt 1 ---", "resumed"]);
   });
 });

@@ -24,7 +24,7 @@ describe("a manual run through the engine", () => {
     expect(done.trigger).toBe("manual");
     expect(done.triggered_by).toBe("cli");
     expect(done.attempt).toBe(1);
-    expect(done.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(done.duration_ms).toBe(Date.parse(done.finished_at!) - Date.parse(done.started_at!));
     expect(kit.statusesOf(run.id)).toEqual(["PENDING", "RUNNING", "SUCCESS"]);
     expect(kit.lines(run.id, ["stdout"])).toEqual(["--- attempt 1 ---", "out"]);
     expect(kit.lines(run.id, ["stderr"])).toEqual(["err"]);
@@ -218,9 +218,14 @@ describe("concurrency policies", () => {
     kit = await engineKit(`jobs:\n  j:\n    command: "sleep 0.3"\n    concurrency: allow\n`);
     const a = kit.engine.runNow("j", { triggeredBy: "cli" });
     const b = kit.engine.runNow("j", { triggeredBy: "cli" });
-    await kit.waitFor("both running", () => kit!.engine.activeRuns("j").length === 2);
-    await kit.waitRun(a.id, ["SUCCESS"]);
-    await kit.waitRun(b.id, ["SUCCESS"]);
+    const active = await kit.waitFor("both running", () => (kit!.engine.activeRuns("j").length === 2 ? kit!.engine.activeRuns("j") : null));
+    expect([...active].sort((x, y) => x - y)).toEqual([a.id, b.id]);
+    const ra = await kit.waitRun(a.id, ["SUCCESS", "FAILED", "SKIPPED"]);
+    const rb = await kit.waitRun(b.id, ["SUCCESS", "FAILED", "SKIPPED"]);
+    expect([ra.status, rb.status]).toEqual(["SUCCESS", "SUCCESS"]);
+    // Each started before the other finished: they overlapped.
+    expect(Date.parse(ra.started_at!)).toBeLessThan(Date.parse(rb.finished_at!));
+    expect(Date.parse(rb.started_at!)).toBeLessThan(Date.parse(ra.finished_at!));
   });
 });
 
