@@ -3,6 +3,7 @@ import type { Engine } from "../engine/engine.js";
 import type { EventBus } from "../engine/events.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { Logger } from "../shared/logger.js";
+import type { Metrics } from "./metrics.js";
 import type { Store } from "../store/api.js";
 
 export type ReloadResult = { ok: true; jobs: number } | { ok: false; errors: ConfigIssue[] };
@@ -13,6 +14,8 @@ export interface ApiDeps {
   store: Store;
   bus: EventBus;
   notifier: Notifier;
+  /** The Prometheus collector (GET /metrics), or null with `metrics.enabled: false`. */
+  metrics: Metrics | null;
   log: Logger;
   /** Package version, for /api/status and /api/daemon/info. */
   version: string;

@@ -47,6 +47,7 @@ const EXPECTED = [
   "POST /api/integrations/{name}/test",
   "GET /",
   "GET /api/openapi.json",
+  "GET /metrics",
 ];
 
 let k: ApiKit;

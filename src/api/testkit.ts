@@ -25,6 +25,7 @@ import type { RunRecord, RunStatus } from "../store/types.js";
 import type { ApiDeps, ReloadResult } from "./deps.js";
 import { errorResponseSchema } from "./errors.js";
 import { buildApi, type ApiOptions } from "./index.js";
+import { createMetrics } from "./metrics.js";
 
 export interface ApiKitOptions extends ApiOptions {
   /** svcd.yaml text; written beside svc.yaml when given. */
@@ -81,6 +82,9 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
   const notifier: Notifier = createNotifier({ bus, store, getProject: () => project, log, sleep: async () => {} });
   notifier.start();
   const engine = new Engine({ store, bus, log, clock: systemClock, project, daemon });
+  const metrics = daemon.metrics.enabled
+    ? createMetrics({ bus, store, engine, project: () => project, databasePath: dbPath, version: "0.1.0-test" })
+    : null;
   await engine.start();
 
   const stops: { force: boolean }[] = [];
@@ -89,6 +93,7 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
     const dtext = daemonPath && existsSync(daemonPath) ? readFileSync(daemonPath, "utf8") : "";
     const d = parseDaemonText(dtext, daemonPath ?? join(dir, "svcd.yaml"));
     const errors = [...(p.ok ? [] : p.errors), ...(d.ok ? [] : d.errors)];
+    metrics?.reloaded(p.ok && d.ok);
     if (!p.ok || !d.ok) return { ok: false, errors };
     project = p.value;
     daemon = d.value;
@@ -103,6 +108,7 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
     store,
     bus,
     notifier,
+    metrics,
     log,
     version: "0.1.0-test",
     startedAt: Date.now() - 5_000,
@@ -236,6 +242,7 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
       await app.close();
       await engine.stop({ force: true });
       await notifier.stop();
+      metrics?.close();
       unbridge();
       store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -168,6 +168,7 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
 
   const scheduler = sec("scheduler");
   const executor = sec("executor");
+  const metrics = sec("metrics");
   const globalEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(asDict(executor.global_env))) if (isString(v)) globalEnv[k] = v;
 
@@ -240,6 +241,7 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
       globalEnv,
       killGraceMs: dur(executor, "kill_grace", ["executor", "kill_grace"]),
     },
+    metrics: { enabled: bool(metrics, "enabled", ["metrics", "enabled"]) },
   };
 }
 

@@ -217,4 +217,5 @@ export interface DaemonConfig {
     globalEnv: Record<string, string>;
     killGraceMs: number;
   };
+  metrics: { enabled: boolean };
 }

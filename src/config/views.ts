@@ -200,6 +200,7 @@ export function daemonView(c: DaemonConfig): Record<string, Json> {
       global_env: globalEnv,
       kill_grace: d(c.executor.killGraceMs),
     },
+    metrics: { enabled: c.metrics.enabled },
   };
 }
 

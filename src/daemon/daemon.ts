@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { applyServerTimeouts, Authenticator, preloadValidation, buildApi, exposureWarning, httpTimeoutOptions, markUnixSocketRequest } from "../api/index.js";
+import { applyServerTimeouts, Authenticator, preloadValidation, buildApi, createMetrics, exposureWarning, httpTimeoutOptions, markUnixSocketRequest, type Metrics } from "../api/index.js";
 import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
 import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
 import { Engine } from "../engine/engine.js";
@@ -62,6 +62,7 @@ export class Daemon {
   private store!: Store;
   private engine!: Engine;
   private notifier!: Notifier;
+  private metrics: Metrics | null = null;
   private app: FastifyInstance | null = null;
   private auth: Authenticator | null = null;
   private project!: ProjectConfig;
@@ -152,6 +153,10 @@ export class Daemon {
     this.onUndo("notifier", () => this.notifier.stop());
 
     this.engine = new Engine({ store: this.store, bus, log: this.log, clock: systemClock, project: this.project, daemon: this.daemonConfig });
+    // Before the engine starts: runs it recovers count too.
+    const metrics = this.daemonConfig.metrics.enabled ? createMetrics({ bus, store: this.store, engine: this.engine, project: () => this.project, databasePath: dbPath, version: VERSION }) : null;
+    if (metrics) this.onUndo("metrics", () => metrics.close());
+    this.metrics = metrics;
     const summary = await this.engine.start();
     this.onUndo("engine", () => this.engine.stop({ force: false }));
 
@@ -160,6 +165,7 @@ export class Daemon {
       store: this.store,
       bus,
       notifier: this.notifier,
+      metrics,
       log: this.log,
       version: VERSION,
       startedAt: this.startedAt,
@@ -341,6 +347,7 @@ export class Daemon {
     const project = loadProject(this.paths.config, process.env, { warnings: false });
     const daemon = loadDaemonConfig(this.paths.daemonConfig);
     const errors = [...(project.ok ? [] : project.errors), ...(daemon.ok ? [] : daemon.errors)];
+    this.metrics?.reloaded(project.ok && daemon.ok);
     if (!project.ok || !daemon.ok) {
       for (const e of errors) this.log.error({ file: e.file, line: e.line, path: e.path }, `reload rejected: ${formatIssue(e)}`);
       this.log.warn(`reload rejected (${errors.length} error${errors.length === 1 ? "" : "s"}): the previous config stays in effect`);
@@ -356,7 +363,7 @@ export class Daemon {
 
   /** svcd.yaml on reload: log level and auth apply at once; the rest needs a restart. */
   private applyDaemonConfig(next: DaemonConfig): void {
-    const restartOnly = (["api", "storage", "scheduler", "executor"] as const).filter(
+    const restartOnly = (["api", "storage", "scheduler", "executor", "metrics"] as const).filter(
       (k) => JSON.stringify(next[k]) !== JSON.stringify(this.daemonConfig[k]),
     );
     if (restartOnly.length > 0) {

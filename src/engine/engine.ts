@@ -293,4 +293,13 @@ export class Engine {
   counts(): { running: number; waiting: number } {
     return { running: this.ctx.attempts.size, waiting: this.ctx.waiting.size };
   }
+
+  /** For /metrics, in one pass over the live maps: RUNNING runs per job, PENDING and RETRYING totals. */
+  liveRuns(): { runningByJob: Map<string, number>; pending: number; retrying: number } {
+    const runningByJob = new Map<string, number>();
+    for (const a of this.ctx.attempts.values()) runningByJob.set(a.job.name, (runningByJob.get(a.job.name) ?? 0) + 1);
+    let pending = 0;
+    for (const w of this.ctx.waiting.values()) if (w.status === "PENDING") pending++;
+    return { runningByJob, pending, retrying: this.ctx.waiting.size - pending };
+  }
 }

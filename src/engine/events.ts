@@ -22,6 +22,8 @@ export interface EngineEvents {
   };
   /** The project config was swapped (reload). */
   "config:reloaded": { jobs: number };
+  /** A notification reached its final status (delivered, or failed for good); for /metrics. */
+  "alert:finished": { alertId: number; provider: string; status: "delivered" | "failed" };
 }
 
 export type EventName = keyof EngineEvents;

@@ -66,6 +66,9 @@ export interface Notifier {
   idle(): Promise<void>;
 }
 
+/** The provider label of an alert whose channel did not resolve. */
+const UNKNOWN_PROVIDER = "unknown";
+
 /** Attached lines are capped here, `attach_logs: all` included (CONTRACT: N 1-10000). */
 export const MAX_ATTACHED_LINES = 10_000;
 
@@ -105,6 +108,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   }
 
   const now = () => iso(clock.now());
+  const finished = (alertId: number, provider: string, status: "delivered" | "failed") => bus.emit("alert:finished", { alertId, provider, status });
 
   function track(p: Promise<void>): void {
     const t = p.catch((e: unknown) => log.error({ err: toError(e) }, "notification task failed"));
@@ -153,6 +157,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       const row = store.alerts.create({ ...base, payload: "null" });
       const error = scrub(resolved.error, secrets());
       store.alerts.recordAttempt(row.id, "failed", error, now());
+      finished(row.id, UNKNOWN_PROVIDER, "failed");
       log.error({ alert: row.id, job: job.name, event: ev.event }, `notification not sent: ${error}`);
       return;
     }
@@ -196,12 +201,13 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       if (stopping.signal.aborted) return; // stays pending; resumed at next start
       if (!delivery) {
         store.alerts.recordAttempt(row.id, "failed", "stored payload is not a delivery svc can send (the channel did not resolve when the alert was created)", now());
+        finished(row.id, UNKNOWN_PROVIDER, "failed");
         return;
       }
       const result = await withRetries(() => sendDelivery(delivery, getProject().integrations, { timeoutMs, signal: cutoff.signal }), {
         sleep,
         stop: stopping.signal,
-        onAttempt: (r, n, final) => recordAttempt(row.id, r, n, final, fields),
+        onAttempt: (r, n, final) => recordAttempt(row.id, delivery.provider, r, n, final, fields),
       });
       if (result.ok) log.info(fields, "notification delivered");
     } catch (e) {
@@ -216,10 +222,11 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     }
   }
 
-  function recordAttempt(id: number, r: AttemptResult, n: number, final: boolean, fields: Record<string, unknown>): void {
+  function recordAttempt(id: number, provider: string, r: AttemptResult, n: number, final: boolean, fields: Record<string, unknown>): void {
     const error = r.error === null ? null : scrub(r.error, secrets());
     const status = r.ok ? "delivered" : final ? "failed" : "pending";
     store.alerts.recordAttempt(id, status, error, now());
+    if (status !== "pending") finished(id, provider, status);
     if (!r.ok) {
       const next = final ? "giving up" : `retrying (attempt ${n + 1} of ${MAX_ATTEMPTS})`;
       log.warn({ ...fields, attempt: n, error }, `notification attempt ${n} failed: ${error}; ${next}`);

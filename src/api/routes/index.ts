@@ -9,6 +9,7 @@ import { daemonRoutes } from "./daemon.js";
 import { dbRoutes } from "./db.js";
 import { integrationRoutes } from "./integrations.js";
 import { jobRoutes } from "./jobs.js";
+import { metricsRoutes } from "./metrics.js";
 import { observabilityRoutes } from "./observability.js";
 import { runRoutes } from "./runs.js";
 
@@ -34,6 +35,7 @@ export async function allRoutes(app: FastifyInstance, opts: RoutesOptions): Prom
   configRoutes(app, deps);
   dbRoutes(app, deps, views);
   integrationRoutes(app, deps);
+  metricsRoutes(app, deps);
   logStreamRoute(app, deps, opts.logStream);
   await dashboardRoutes(app, deps);
 

@@ -48,10 +48,10 @@ export const svcdSchema: JsonSchema = {
   $schema: "http://json-schema.org/draft-07/schema#",
   $id: "https://svc.local/schemas/svcd.schema.json",
   title: "svcd.yaml",
-  description: "Daemon config: API, auth, logging, storage, scheduler and executor. Every field is optional.",
+  description: "Daemon config: API, auth, logging, storage, scheduler, executor and metrics. Every field is optional.",
   type: ["object", "null"],
   additionalProperties: false,
-  "x-message": "must be a map of sections (api, auth, log, storage, scheduler, executor)",
+  "x-message": "must be a map of sections (api, auth, log, storage, scheduler, executor, metrics)",
   properties: {
     api: section("HTTP API and dashboard.", {
       addr: {
@@ -213,6 +213,9 @@ export const svcdSchema: JsonSchema = {
         description: "Variables injected into every job (a job's env wins).",
       },
       kill_grace: duration("Time between SIGTERM and SIGKILL on timeout or cancel.", "10s"),
+    }),
+    metrics: section("Prometheus metrics at GET /metrics (under api.base_path; auth and RBAC as other GETs).", {
+      enabled: bool(true, "Serve GET /metrics. Changes take effect at the next restart."),
     }),
   },
 };
