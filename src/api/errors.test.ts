@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EngineError } from "../engine/errors.js";
-import { ConflictError, DuplicateSlotError, InvalidQueryError, NotFoundError, TransitionError } from "../store/errors.js";
+import { ConflictError, DuplicateSlotError, InvalidQueryError, NotFoundError, StoreOpenError, TransitionError } from "../store/errors.js";
 import { ERROR_CATALOGUE, ERROR_CODES } from "./errors.js";
 import { mapError } from "./mapError.js";
 import { apiKit, type ApiKit } from "./testkit.js";
@@ -65,6 +65,8 @@ describe("mapError", () => {
     expect(mapError(new TypeError("x is undefined"))).toBeNull();
     // A bug such as new Date(NaN).toISOString() is a RangeError: a 500, not the client's fault.
     expect(mapError(new RangeError("Invalid time value"))).toBeNull();
+    // An error of ours that is not about the request (status 500) is not answered as is either.
+    expect(mapError(new StoreOpenError("/x/svc.db", "cannot open the database /x/svc.db"))).toBeNull();
     expect(mapError("a string")).toBeNull();
   });
 });

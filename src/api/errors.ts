@@ -1,20 +1,27 @@
+import { SVC_ERROR_STATUS, SvcError, type SvcErrorCode } from "../shared/svcError.js";
+
 /**
  * The API's one error catalogue (CONTRACT §4): every error answer is
  * `{"error": {"code", "message", "details?"}}` with one of these codes.
  * docs/API.md documents each code; a test checks that it does.
  */
-export const ERROR_CATALOGUE = {
-  bad_request: { status: 400, description: "The request is malformed: invalid JSON, wrong content type, a bad path, query or body value (the message names the field)." },
-  unauthorized: { status: 401, description: "Missing or invalid credentials (sent with `WWW-Authenticate`)." },
-  forbidden: { status: 403, description: "The credentials are valid but their role may not use this route." },
-  not_found: { status: 404, description: "Unknown route, job, run, alert or integration." },
-  conflict: { status: 409, description: "The target is in the wrong state: retry of a non-FAILED run, skip without a PENDING run, cancel with nothing running, clear_lock while RUNNING, alert retry while pending, daemon shutting down." },
-  payload_too_large: { status: 413, description: "The request body is over 1 MiB." },
-  invalid_config: { status: 422, description: "A config file is invalid (validate, save, reload); `details` is the list of `{file, line, column, path, message}`." },
-  internal: { status: 500, description: "An unexpected failure; it is logged by the daemon with the request's context. The message never carries a stack trace." },
-} as const;
+const DESCRIPTIONS: Record<SvcErrorCode, string> = {
+  bad_request: "The request is malformed: invalid JSON, wrong content type, a bad path, query or body value (the message names the field).",
+  unauthorized: "Missing or invalid credentials (sent with `WWW-Authenticate`).",
+  forbidden: "The credentials are valid but their role may not use this route.",
+  not_found: "Unknown route, job, run, alert or integration.",
+  conflict: "The target is in the wrong state: retry of a non-FAILED run, skip without a PENDING run, cancel with nothing running, clear_lock while RUNNING, alert retry while pending, daemon shutting down.",
+  payload_too_large: "The request body is over 1 MiB.",
+  invalid_config: "A config file is invalid (validate, save, reload); `details` is the list of `{file, line, column, path, message}`.",
+  internal: "An unexpected failure; it is logged by the daemon with the request's context. The message never carries a stack trace.",
+};
 
-export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+/** Each code with its status (from the SvcError family, shared/svcError.ts) and what it means. */
+export const ERROR_CATALOGUE = Object.fromEntries(
+  (Object.keys(SVC_ERROR_STATUS) as SvcErrorCode[]).map((c) => [c, { status: SVC_ERROR_STATUS[c], description: DESCRIPTIONS[c] }]),
+) as { [C in SvcErrorCode]: { status: (typeof SVC_ERROR_STATUS)[C]; description: string } };
+
+export type ErrorCode = SvcErrorCode;
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
@@ -22,17 +29,15 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: unknown };
 }
 
-/** An error the routes throw on purpose; the error handler answers it as is. */
-export class ApiError extends Error {
-  readonly status: number;
+/** An error the routes throw on purpose (a SvcError with optional details); the error handler answers it as is. */
+export class ApiError extends SvcError {
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     message: string,
     readonly details?: unknown,
   ) {
-    super(message);
+    super(code, message);
     this.name = "ApiError";
-    this.status = ERROR_CATALOGUE[code].status;
   }
 
   body(): ErrorBody {

@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { Logger } from "../shared/logger.js";
 import { toError } from "../shared/toError.js";
 import { ApiError, notFound } from "./errors.js";
-import { mapError, storageProblem } from "./mapError.js";
+import { describeStorageError } from "../store/errors.js";
+import { mapError } from "./mapError.js";
 
 const require = createRequire(import.meta.url);
 
@@ -23,7 +24,7 @@ export function installErrorHandling(app: FastifyInstance, log: Logger): void {
       { err: toError(err), method: request.method, path: pathOf(request), route: request.routeOptions.url },
       `API request failed: ${request.method} ${pathOf(request)}`,
     );
-    return sendError(reply, new ApiError("internal", storageProblem(err) ?? "internal error: the daemon logged the details"));
+    return sendError(reply, new ApiError("internal", describeStorageError(err) ?? "internal error: the daemon logged the details"));
   });
   app.setNotFoundHandler((request, reply) => {
     sendError(reply, notFound(`no route ${request.method} ${pathOf(request)} (see GET /api/openapi.json)`));

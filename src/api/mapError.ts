@@ -1,6 +1,4 @@
-import { EngineError } from "../engine/errors.js";
-import { NotifyConflictError, NotifyNotFoundError } from "../notify/errors.js";
-import { ConflictError, DuplicateSlotError, InvalidQueryError, NotFoundError, TransitionError } from "../store/errors.js";
+import { SvcError } from "../shared/svcError.js";
 import { ApiError, badRequest, type ErrorCode } from "./errors.js";
 
 /** One ajv error as Fastify attaches it to a validation failure. */
@@ -24,39 +22,19 @@ const WHERE: Record<string, string> = { querystring: "query parameter", params: 
 /**
  * Turns anything a route or Fastify threw into a catalogue error, or null
  * when it is unexpected (the handler answers 500 `internal` and logs it).
+ * By class alone: a SvcError raised on purpose about the request (4xx) keeps
+ * its code and message; every other error of ours, and any generic language
+ * error, is a 500.
  */
 export function mapError(e: unknown): ApiError | null {
   if (e instanceof ApiError) return e;
-  if (e instanceof EngineError) return new ApiError(e.code, e.message);
-  if (e instanceof NotifyNotFoundError || e instanceof NotFoundError) return new ApiError("not_found", e.message);
-  if (e instanceof NotifyConflictError || e instanceof ConflictError || e instanceof DuplicateSlotError) {
-    return new ApiError("conflict", e.message);
-  }
-  if (e instanceof TransitionError) return new ApiError("conflict", e.message);
-  if (e instanceof InvalidQueryError) return badRequest(e.message);
+  if (e instanceof SvcError) return e.clientError ? new ApiError(e.code, e.message) : null;
   if (typeof e !== "object" || e === null) return null;
   const f = e as FastifyLikeError;
   if (Array.isArray(f.validation)) return validationError(f.validation, f.validationContext ?? "request");
   // A generic language error (RangeError, TypeError...) is a bug, never a client's mistake: it maps
   // to nothing (500 internal, logged). Only errors raised on purpose, with their own class, are 4xx.
   return fastifyError(f);
-}
-
-/**
- * A clear message for a 500 caused by the database refusing a request (locked by another
- * process past busy_timeout, disk full, read-only, I/O error); null for anything else. The
- * SQLite text itself is only logged: it may name paths.
- */
-export function storageProblem(e: unknown): string | null {
-  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
-  if (typeof code !== "string" || !code.startsWith("SQLITE_")) return null;
-  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
-    return "the database is locked by another process (storage.sqlite.busy_timeout passed): try again";
-  }
-  if (code === "SQLITE_FULL") return "the disk holding the database is full: free some space, then try again";
-  if (code.startsWith("SQLITE_READONLY")) return "the database cannot be written (read-only): the daemon logged the details";
-  if (code.startsWith("SQLITE_IOERR")) return "the database could not be read or written (I/O error): the daemon logged the details";
-  return "the database refused the request: the daemon logged the details";
 }
 
 function validationError(issues: AjvIssue[], context: string): ApiError {

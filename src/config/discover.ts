@@ -5,14 +5,18 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { SvcError } from "../shared/svcError.js";
 
 export const PROJECT_FILE = "svc.yaml";
 export const DAEMON_FILE = "svcd.yaml";
 export const DATA_DIR_NAME = ".svc";
 
 /** Thrown by findConfig when no svc.yaml can be found; the message is one line for users. */
-export class ConfigNotFoundError extends Error {
-  override readonly name = "ConfigNotFoundError";
+export class ConfigNotFoundError extends SvcError {
+  constructor(message: string) {
+    super("not_found", message);
+    this.name = "ConfigNotFoundError";
+  }
 }
 
 export interface FindOptions {

@@ -14,6 +14,7 @@ import { createNotifier, type Notifier } from "../notify/index.js";
 import { describeSlot } from "../schedule/nextRun.js";
 import { systemClock } from "../shared/clock.js";
 import type { Logger } from "../shared/logger.js";
+import { SvcError } from "../shared/svcError.js";
 import { toError } from "../shared/toError.js";
 import { openStore, type Store } from "../store/index.js";
 import { openAuditLog } from "./audit.js";
@@ -30,9 +31,9 @@ export interface DaemonPaths {
 }
 
 /** A startup failure: `lines` are printed to stderr one per line, exit code 1. */
-export class StartupError extends Error {
+export class StartupError extends SvcError {
   constructor(readonly lines: string[]) {
-    super(lines.join("\n"));
+    super("internal", lines.join("\n"));
     this.name = "StartupError";
   }
 }

@@ -1,13 +1,14 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import type { Logger } from "../shared/logger.js";
+import { SvcError } from "../shared/svcError.js";
 
 /** The daemon-already-running error (CONTRACT §1); its message is what `svc start` prints. */
-export class LockHeldError extends Error {
+export class LockHeldError extends SvcError {
   constructor(
     readonly pid: number,
     readonly path: string,
   ) {
-    super(`daemon already running (pid ${pid}); lock file ${path}`);
+    super("conflict", `daemon already running (pid ${pid}); lock file ${path}`);
     this.name = "LockHeldError";
   }
 }

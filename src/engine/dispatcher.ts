@@ -1,6 +1,7 @@
 import type { JobConfig } from "../config/types.js";
 import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
+import { isTransientStorageError } from "../store/errors.js";
 import type { RunRecord } from "../store/types.js";
 import { Attempt, type AttemptResult } from "./attempt.js";
 import { notify, nowIso, setStatus, setStatuses, type EngineContext, type Waiting } from "./context.js";
@@ -290,14 +291,14 @@ export class Dispatcher {
     const { ctx } = this;
     const { run, job } = ending;
     const err = this.writeEnds([ending]);
-    if (err !== null && isStorageError(err)) return this.retryLater(ending, failures, err);
+    if (err !== null && isTransientStorageError(err)) return this.retryLater(ending, failures, err);
     if (err !== null) {
       // Not the database refusing a write but a bug on the way (a transition the table refuses,
       // a TypeError in a policy): the full end cannot be written, so the run ends FAILED with the
       // error, on its own, without retry or policy. Never left RUNNING with nobody watching it.
       ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed: it ends FAILED with the error`);
       const unrecorded = this.failUnrecorded(ending, err);
-      if (unrecorded !== null && isStorageError(unrecorded)) return this.retryLater(ending, failures, unrecorded);
+      if (unrecorded !== null && isTransientStorageError(unrecorded)) return this.retryLater(ending, failures, unrecorded);
       if (unrecorded !== null) ctx.log.error({ err: unrecorded, run_id: run.id, job: job.name }, `run ${run.id}: could not record it FAILED either`);
       ctx.attempts.delete(run.id);
     } else if (failures > 0) {
@@ -437,9 +438,3 @@ const READ_AHEAD = 64;
 
 /** How long to wait before writing the end of a run again after the database refused it. */
 const RECORD_RETRY_MS = 1_000;
-
-/** SQLite refused a write for a reason that passes (SQLITE_BUSY, SQLITE_FULL, SQLITE_IOERR...). */
-function isStorageError(e: Error): boolean {
-  const code = (e as { code?: unknown }).code;
-  return typeof code === "string" && code.startsWith("SQLITE_");
-}

@@ -1,16 +1,16 @@
+import { SvcError } from "../shared/svcError.js";
+
 /**
- * Typed errors of the engine's manual operations. The API maps `code` to an
- * HTTP status (not_found 404, conflict 409, bad_request 400); the CLI prints
- * the message.
+ * Typed errors of the engine's manual operations (a SvcError: the API answers
+ * them with their code, not_found 404, conflict 409, bad_request 400; the CLI
+ * prints the message).
  */
 export type EngineErrorCode = "not_found" | "conflict" | "bad_request";
 
-export class EngineError extends Error {
-  constructor(
-    readonly code: EngineErrorCode,
-    message: string,
-  ) {
-    super(message);
+export class EngineError extends SvcError {
+  declare readonly code: EngineErrorCode;
+  constructor(code: EngineErrorCode, message: string) {
+    super(code, message);
     this.name = "EngineError";
   }
 }

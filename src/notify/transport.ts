@@ -1,12 +1,13 @@
 import type { IntegrationConfig } from "../config/types.js";
+import { SvcError } from "../shared/svcError.js";
 import { toError } from "../shared/toError.js";
 import type { AttemptResult } from "./providers/types.js";
 import { describeUrl } from "./redact.js";
 
 /** Thrown when the notifier is stopping: the attempt did not complete and must not be recorded. */
-export class DeliveryInterrupted extends Error {
+export class DeliveryInterrupted extends SvcError {
   constructor() {
-    super("delivery interrupted by shutdown");
+    super("internal", "delivery interrupted by shutdown");
     this.name = "DeliveryInterrupted";
   }
 }

@@ -16,5 +16,15 @@ export type {
 } from "./api.js";
 export type * from "./types.js";
 export { LOG_STREAMS, RUN_STATUSES, TRIGGERS } from "./types.js";
-export { ConflictError, DuplicateSlotError, InvalidQueryError, NotFoundError, StoreOpenError, TransitionError } from "./errors.js";
+export {
+  ConflictError,
+  describeStorageError,
+  DuplicateSlotError,
+  InvalidQueryError,
+  isTransientStorageError,
+  NotFoundError,
+  SchemaTooNewError,
+  StoreOpenError,
+  TransitionError,
+} from "./errors.js";
 export { assertTransition, canTransition, isActive, isTerminal } from "./runStatus.js";

@@ -1,3 +1,4 @@
+import { SvcError } from "../shared/svcError.js";
 import type { RunStatus } from "./types.js";
 
 /**
@@ -22,7 +23,7 @@ const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
   SKIPPED: [],
 };
 
-export class TransitionError extends Error {
+export class TransitionError extends SvcError {
   /**
    * `expected` is set when the caller named the status it saw (`from` of
    * `runs.transition`) and the stored status differs: someone else moved
@@ -35,6 +36,7 @@ export class TransitionError extends Error {
     readonly expected?: RunStatus,
   ) {
     super(
+      "conflict",
       expected !== undefined && expected !== from
         ? `run ${runId}: transition ${expected} -> ${to} refused: the run is ${from}, not ${expected}`
         : `run ${runId}: transition ${from} -> ${to} is not allowed`,

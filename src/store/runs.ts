@@ -1,5 +1,5 @@
 import type { PageRequest, RunQuery, RunsStore } from "./api.js";
-import { DuplicateSlotError, InvalidQueryError, NotFoundError } from "./errors.js";
+import { DuplicateSlotError, InvalidQueryError, NotFoundError, sqliteCode } from "./errors.js";
 import { assertTransition, canTransition, TransitionError } from "./runStatus.js";
 import type { Db, Stmt } from "./sql.js";
 import {
@@ -10,7 +10,6 @@ import {
   normStatus,
   normTrigger,
   pageClause,
-  sqliteCode,
   StatementCache,
   Where,
 } from "./sql.js";

@@ -112,11 +112,6 @@ export function likeContains(s: string): string {
   return `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-export function sqliteCode(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
 export function count(st: Stmt, params: unknown[]): number {
   return (st.pluck().get(...params) as number | undefined) ?? 0;
 }

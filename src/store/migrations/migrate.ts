@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { SvcError } from "../../shared/svcError.js";
 
 export interface Migration {
   /** 1, 2, 3...: the schema version after this migration. */
@@ -17,12 +18,12 @@ export interface MigrateResult {
 }
 
 /** The database was written by a newer svc: refuse rather than guess. */
-export class SchemaTooNewError extends Error {
+export class SchemaTooNewError extends SvcError {
   constructor(
     readonly found: number,
     readonly supported: number,
   ) {
-    super(`schema version ${found} is newer than this svc supports (${supported})`);
+    super("internal", `schema version ${found} is newer than this svc supports (${supported})`);
     this.name = "SchemaTooNewError";
   }
 }
