@@ -48,6 +48,7 @@ const EXPECTED = [
   "GET /",
   "GET /api/openapi.json",
   "GET /metrics",
+  "POST /api/db/backup",
 ];
 
 let k: ApiKit;

@@ -15,6 +15,7 @@ import { register as registerNext } from "./commands/next.js";
 import { register as registerValidate } from "./commands/validate.js";
 import { registerClientOptions } from "./client/index.js";
 import { register as registerAudit } from "./commands/audit.js";
+import { register as registerBackup } from "./commands/backup.js";
 import { register as registerCompletion } from "./commands/completion.js";
 import { register as registerDash } from "./commands/dash.js";
 import { register as registerExport } from "./commands/export.js";
@@ -45,6 +46,7 @@ const GROUPS: RegisterCommands[] = [
   registerHistory,
   registerAudit,
   registerExport,
+  registerBackup,
   registerTags,
   registerIntegrations,
   registerDash,

@@ -1,4 +1,5 @@
 import type { Logger } from "../shared/logger.js";
+import type { BackupResult } from "./backup.js";
 import type {
   AlertRow,
   AlertStatus,
@@ -51,6 +52,13 @@ export interface Store {
    * back a database file removed under it this way.
    */
   saveCopy(path: string): void;
+  /**
+   * Online backup (CONTRACT §7.4) to `path`, replaced atomically, mode 0600:
+   * pending log lines are written first, then SQLite's backup API copies the
+   * database in steps while the daemon goes on; the copy is checked
+   * (integrity_check, in a worker thread) before it takes the name.
+   */
+  backup(path: string): Promise<BackupResult>;
   /** Flushes pending log lines and closes the database. Safe to call twice. */
   close(): void;
 }

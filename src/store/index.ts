@@ -28,3 +28,5 @@ export {
   TransitionError,
 } from "./errors.js";
 export { assertTransition, canTransition, isActive, isTerminal } from "./runStatus.js";
+export { backupFile, checkDatabaseFile, restoreFrom } from "./backup.js";
+export type { BackupResult, DatabaseFileCheck, RestoreResult } from "./backup.js";

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import pathModule from "node:path";
 import type { Logger } from "../shared/logger.js";
 import type {
   OpenStoreOptions,
@@ -8,6 +9,8 @@ import type {
   StoreExport,
 } from "./api.js";
 import { SqliteAlerts } from "./alerts.js";
+import { backupTo, type BackupResult } from "./backup.js";
+import { InvalidQueryError } from "./errors.js";
 import { FtsIndexer } from "./ftsIndexer.js";
 import { SqliteIntegrations } from "./integrations.js";
 import { SqliteJobState } from "./jobState.js";
@@ -133,6 +136,14 @@ export class SqliteStore implements Store {
     this.db.prepare("VACUUM INTO ?").run(tmp);
     fs.chmodSync(tmp, 0o600);
     fs.renameSync(tmp, path);
+  }
+
+  backup(dest: string): Promise<BackupResult> {
+    const target = pathModule.resolve(dest);
+    if ([this.path, `${this.path}-wal`, `${this.path}-shm`].includes(target)) {
+      return Promise.reject(new InvalidQueryError(`${target} is the live database: give another path for the backup`));
+    }
+    return backupTo(this.db, target, () => this.writer.flush());
   }
 
   integrityCheck(): string {

@@ -4,6 +4,7 @@ import type { ApiDeps } from "../deps.js";
 import { logStreamRoute, type LogStreamOptions } from "../logStream.js";
 import { openApiDocument, type RouteDoc } from "../openapi.js";
 import { ViewCache } from "../viewCache.js";
+import { backupRoutes } from "./backup.js";
 import { configRoutes } from "./config.js";
 import { daemonRoutes } from "./daemon.js";
 import { dbRoutes } from "./db.js";
@@ -36,6 +37,7 @@ export async function allRoutes(app: FastifyInstance, opts: RoutesOptions): Prom
   dbRoutes(app, deps, views);
   integrationRoutes(app, deps);
   metricsRoutes(app, deps);
+  backupRoutes(app, deps);
   logStreamRoute(app, deps, opts.logStream);
   await dashboardRoutes(app, deps);
 

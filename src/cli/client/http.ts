@@ -4,7 +4,7 @@
  * daemon's message; 401 says how to set SVC_TOKEN; transport failures name
  * the daemon. Each request has a timeout (SVC_TIMEOUT seconds, default 30).
  */
-import { readFileSync } from "node:fs";
+import { createWriteStream, readFileSync, renameSync, rmSync } from "node:fs";
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import type * as Https from "node:https";
 import { CliError } from "../output.js";
@@ -48,6 +48,59 @@ export class DaemonClient {
     const res = await this.send<unknown>(method, path, body);
     if (res.status >= 400) throw apiError(res, `${method} ${path}`);
     return res.body as T;
+  }
+
+  /**
+   * A request whose 200 answer is a file: streamed to `dest` (written as
+   * `<dest>.partial`, then renamed). Any other answer is an error, as `post`.
+   */
+  async download(method: string, path: string, dest: string): Promise<{ bytes: number; headers: IncomingMessage["headers"] }> {
+    const { headers, tls } = this.connectOptions();
+    const t = this.target;
+    const https = t.kind === "http" && t.url.protocol === "https:";
+    const httpsModule = https ? await import("node:https") : null;
+    const opts: RequestOptions = {
+      method,
+      headers: { ...headers, accept: "application/vnd.sqlite3, application/json" },
+      agent: this.agentFor(httpsModule, tls),
+      ...(t.kind === "unix"
+        ? { socketPath: t.socketPath, path }
+        : { host: t.url.hostname.replace(/^\[|\]$/g, ""), port: t.url.port || (https ? 443 : 80), path: joinPath(t, path) }),
+    };
+    const what = `${method} ${path}`;
+    const partial = `${dest}.partial`;
+    return new Promise((resolve, reject) => {
+      const fail = (e: unknown) => {
+        rmSync(partial, { force: true });
+        reject(e instanceof CliError ? e : transportError(t, e, what));
+      };
+      const req = (httpsModule ? httpsModule.request : httpRequest)(opts, (res) => {
+        if (res.statusCode !== 200) {
+          readBody(res).then((text) => {
+            if (res.statusCode === 401) return reject(unauthorized(t));
+            reject(apiError({ status: res.statusCode ?? 0, body: parseBody(text, res) }, what));
+          }, fail);
+          return;
+        }
+        const out = createWriteStream(partial, { mode: 0o600 });
+        let bytes = 0;
+        res.on("data", (c: Buffer) => (bytes += c.length));
+        res.on("aborted", () => fail(Object.assign(new Error("aborted"), { code: "ECONNRESET" })));
+        out.on("error", (e) => fail(new CliError(`cannot write ${dest}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
+        out.on("finish", () => {
+          try {
+            renameSync(partial, dest);
+          } catch (e) {
+            return fail(new CliError(`cannot write ${dest}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`));
+          }
+          resolve({ bytes, headers: res.headers });
+        });
+        res.pipe(out);
+      });
+      req.setTimeout(this.timeoutMs, () => req.destroy(timeoutError(t, what, this.timeoutMs)));
+      req.on("error", fail);
+      req.end();
+    });
   }
 
   /** Headers and TLS options shared with the WebSocket (logSocket.ts). */
