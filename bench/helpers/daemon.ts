@@ -127,7 +127,7 @@ export function httpJson<T>(addr: string, method: string, path: string, body?: u
  */
 export async function startDaemon(
   dir: string,
-  opts: { keepData?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  opts: { keepData?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv; /** Answers of GET /api/status that mean "up" (default 200; 401 under auth). */ readyStatus?: number } = {},
 ): Promise<Daemon> {
   ensureBuild();
   const dataDir = join(dir, ".svc");
@@ -170,7 +170,7 @@ export async function startDaemon(
     "GET /api/status",
     async () => {
       try {
-        return (await httpJson(addr, "GET", "/api/status", undefined, 60_000)).status === 200 ? true : null;
+        return (await httpJson(addr, "GET", "/api/status", undefined, 60_000)).status === (opts.readyStatus ?? 200) ? true : null;
       } catch {
         return null;
       }

@@ -51,7 +51,12 @@ describe("postJson", () => {
     rx.script.push("hang");
     const t0 = Date.now();
     const r = await postJson(`${rx.url}/slow`, {}, live());
-    expect(Date.now() - t0).toBeLessThan(2000);
+    // It waited for the 300 ms budget (less a few ms: Node starts timers from the event loop's cached
+    // time), then gave up on a receiver that never answers. The upper bound only tells "gave up" from
+    // "hung": 33 times the budget, beyond any stall of a loaded machine. How close to the budget a
+    // timeout fires is a figure: bench/isolation.bench.ts.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(r).toMatchObject({ ok: false, status: null, retryable: true });
     expect(r.error).toBe(`POST ${rx.url}: no response within 300 ms (timed out)`);
   });

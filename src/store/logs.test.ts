@@ -221,7 +221,7 @@ describe("full-text search", () => {
     expect(store.logs.search({ q: "--" }, 10, 0)).toEqual({ rows: [], total: 0, limit: 10, offset: 0 });
   });
 
-  it("finds a line within 2 s after a burst ends, and ftsLag falls to 0", async () => {
+  it("finds a line once the index catches up after a burst, and ftsLag falls to 0", async () => {
     const store = fresh();
     const runs = Array.from({ length: 4 }, () => runTo(store, "RUNNING").id);
     for (let i = 0; i < 30_000; i++) {
@@ -231,10 +231,13 @@ describe("full-text search", () => {
     store.logs.append(runs[0]!, "stderr", "the needle zx81 at the end", TS);
     store.logs.flush();
     expect(store.logs.ftsLag()).toBeGreaterThan(0);
-    const ms = await waitFor(() => store.logs.search({ q: "zx81" }, 1, 0).total === 1, 2_000);
-    expect(ms).toBeLessThan(2_000);
-    await waitFor(() => store.logs.ftsLag() === 0, 2_000);
+    expect(store.logs.search({ q: "zx81" }, 1, 0).total).toBe(0); // not indexed yet
+    // How soon it is found (target 2 s) is a figure of bench/store.bench.ts. Here the wait only bounds a
+    // stuck indexer: 30,000 lines index in about 0.6 s here (52,000 rows/s), so 30 s is 50 times that.
+    await waitFor(() => store.logs.search({ q: "zx81" }, 1, 0).total === 1, 30_000);
+    await waitFor(() => store.logs.ftsLag() === 0, 30_000);
     expect(store.logs.search({ q: "burst" }, 1, 0).total).toBe(30_000);
+    expect(store.logs.search({ q: "zx81" }, 1, 0).total).toBe(1);
   });
 
   it("resumes indexing after a restart where it left off", async () => {

@@ -173,7 +173,10 @@ describe("a failing notification endpoint", () => {
       });
       delays.push(Date.parse(run.started_at!) - Date.parse(run.created_at));
     }
-    expect(Math.max(...delays)).toBeLessThan(1_000);
+    // A dispatch that waited for a delivery would start each run only when the hung attempt gave up, after
+    // the notifier's 10 s HTTP timeout. Half of it bounds the delay from trigger to start, tens of
+    // milliseconds when nothing waits (the figure: bench/isolation.bench.ts): no loaded machine gets near it.
+    expect(Math.max(...delays)).toBeLessThan(5_000);
     const alerts = await d.api<{ rows: { status: string }[] }>("GET", "/api/db/alerts");
     expect(alerts.body.rows.length).toBeGreaterThan(0);
     expect(alerts.body.rows.every((a) => a.status === "pending")).toBe(true);

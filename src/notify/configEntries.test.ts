@@ -4,9 +4,9 @@
  * integration fields, then real deliveries to a local receiver.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { parseProjectText } from "../../src/config/index.js";
-import type { ProjectConfig } from "../../src/config/types.js";
-import { harness, startReceiver, type Harness, type Receiver } from "../../src/notify/testkit.js";
+import { parseProjectText } from "../config/index.js";
+import type { ProjectConfig } from "../config/types.js";
+import { harness, startReceiver, type Harness, type Receiver } from "./testkit.js";
 
 let rx: Receiver;
 let h: Harness | null = null;

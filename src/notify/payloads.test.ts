@@ -1,12 +1,12 @@
 /**
- * Notifications end to end with real local peers: an HTTP receiver for chat,
- * forum, pager and webhook, a real SMTP server with AUTH for email, and a
- * real SQLite store in a temp directory. Payloads are checked field by field
- * against CONTRACT §6.
+ * Notification payloads through the notifier, with real local peers: an
+ * HTTP receiver for chat, forum, pager and webhook, a real SMTP server with
+ * AUTH for email, and a real SQLite store in a temp directory. Payloads are
+ * checked field by field against CONTRACT §6.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { entry, integration, job, startMailServer, startReceiver, type MailServer, type Receiver } from "../../src/notify/testkit.js";
-import { harness, type Harness } from "../../src/notify/testkit.js";
+import { entry, integration, job, startMailServer, startReceiver, type MailServer, type Receiver } from "./testkit.js";
+import { harness, type Harness } from "./testkit.js";
 
 describe("notification payloads (CONTRACT §6)", () => {
   let rx: Receiver;
