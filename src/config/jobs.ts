@@ -6,8 +6,16 @@
  * reported by the schema, so it is treated as absent and checking goes on
  * (all errors are collected in one pass).
  */
+import { resolve } from "node:path";
 import { resolveChannel } from "../notify/channels.js";
+import { cronNeverMatches } from "../schedule/cronMatch.js";
+import { parseIcs } from "../schedule/icsParse.js";
+import { parseCron, parseEvery } from "./cron.js";
+import { readConfigText } from "./readText.js";
 import type {
+  CalendarSource,
+  CronSpec,
+  ExcludeSpec,
   FrequencyKind,
   HealthcheckConfig,
   IntegrationConfig,
@@ -51,6 +59,12 @@ class JobFields {
 
 export interface JobContext {
   defaults: Dict;
+  /** Directory of svc.yaml: `exclude.calendar` paths are relative to it. */
+  dir: string;
+  /** Calendars read during this load, by absolute path (null: broken, already reported). */
+  calendars: Map<string, CalendarSource | null>;
+  /** `defaults.frequency` when it is a `cron:`/`every:` expression, parsed once; null otherwise or when invalid. */
+  defaultCron: CronSpec | null;
   /** defaults.timezone when valid, else the system zone. */
   defaultTz: string;
   integrations: ReadonlyMap<string, IntegrationConfig>;
@@ -150,12 +164,17 @@ function buildSchedule(
   let kind: FrequencyKind = "manual";
   let after: string | null = null;
   let known = true; // false when the job's own frequency is invalid (already reported)
+  let cron: CronSpec | null = null;
   if (isString(raw.frequency)) {
     if (raw.frequency.startsWith("after:")) {
       kind = "after";
       after = raw.frequency.slice("after:".length);
     } else if (FREQUENCY.test(raw.frequency)) {
       kind = raw.frequency as FrequencyKind;
+    } else if (isExpression(raw.frequency)) {
+      kind = raw.frequency.startsWith("cron:") ? "cron" : "every";
+      cron = expression(raw.frequency, ["jobs", name, "frequency"], issues);
+      known = cron !== null;
     } else {
       known = false;
     }
@@ -163,14 +182,23 @@ function buildSchedule(
     kind = "after";
   } else if (isString(defaults.frequency) && FREQUENCY.test(defaults.frequency)) {
     kind = defaults.frequency as FrequencyKind;
+  } else if (isString(defaults.frequency) && isExpression(defaults.frequency)) {
+    kind = defaults.frequency.startsWith("cron:") ? "cron" : "every";
+    cron = ctx.defaultCron; // parsed once by the project (its errors are reported there, once)
+    known = cron !== null;
   }
   const timed = (TIMED_FREQUENCIES as readonly string[]).includes(kind);
   const has = (field: string) => raw[field] !== undefined && raw[field] !== null;
+  const written = isString(raw.frequency) ? raw.frequency : isString(defaults.frequency) ? defaults.frequency : kind;
   const which = (): string =>
-    `frequency ${kind === "after" ? `after:${after ?? dependsOn.join(",")}` : kind}${isString(raw.frequency) ? "" : " (from defaults)"}`;
+    `frequency ${kind === "after" ? `after:${after ?? dependsOn.join(",")}` : kind === "cron" || kind === "every" ? written : kind}${isString(raw.frequency) ? "" : " (from defaults)"}`;
+  const expressionKind = kind === "cron" || kind === "every";
+  const notWithExpression = (field: string): void =>
+    issues.error(["jobs", name, field], `${field} cannot be used with ${which()}: the expression sets when it runs; remove ${field}`);
 
   let time: TimeOfDay | null = null;
-  if (known && has("time") && !timed) {
+  if (has("time") && expressionKind) notWithExpression("time");
+  else if (known && has("time") && !timed) {
     issues.error(["jobs", name, "time"], `time is only used by ${TIMED_FREQUENCIES.join(", ")} (this job has ${which()})`);
   }
   if (timed) {
@@ -181,10 +209,12 @@ function buildSchedule(
       time = { hour: Number(t.slice(0, 2)), minute: Number(t.slice(2)) };
     }
   }
-  if (known && has("weekday") && kind !== "weekly") {
+  if (has("weekday") && expressionKind) notWithExpression("weekday");
+  else if (known && has("weekday") && kind !== "weekly") {
     issues.error(["jobs", name, "weekday"], `weekday is only used by frequency weekly (this job has ${which()})`);
   }
-  if (known && has("day_of_month") && kind !== "monthly") {
+  if (has("day_of_month") && expressionKind) notWithExpression("day_of_month");
+  else if (known && has("day_of_month") && kind !== "monthly") {
     issues.error(["jobs", name, "day_of_month"], `day_of_month is only used by frequency monthly (this job has ${which()})`);
   }
   const w = kind === "weekly" ? fields.get("weekday") : undefined;
@@ -203,8 +233,106 @@ function buildSchedule(
       weekday: kind !== "weekly" ? null : isString(w) && WEEKDAYS.includes(w) ? (w as Weekday) : DEFAULT_WEEKDAY,
       dayOfMonth: kind !== "monthly" ? null : isInt(d, 1, 31) ? d : DEFAULT_DAY_OF_MONTH,
       timezone,
+      cron,
+      exclude: buildExclude(raw, kind, which, ctx, name),
     },
   };
+}
+
+function isExpression(frequency: string): boolean {
+  return frequency.startsWith("cron:") || frequency.startsWith("every:");
+}
+
+/** `defaults.frequency` as an expression (errors reported once, at defaults.frequency). */
+export function defaultExpression(defaults: Dict, issues: IssueList): CronSpec | null {
+  return isString(defaults.frequency) && isExpression(defaults.frequency)
+    ? expression(defaults.frequency, ["defaults", "frequency"], issues)
+    : null;
+}
+
+/** `cron:<expr>` or `every:<n><unit>` -> CronSpec; errors at `path`. */
+function expression(frequency: string, path: PathSeg[], issues: IssueList): CronSpec | null {
+  const isCron = frequency.startsWith("cron:");
+  const body = frequency.slice(isCron ? "cron:".length : "every:".length);
+  const r = isCron ? parseCron(body) : parseEvery(body);
+  if (!r.ok) {
+    issues.error(path, r.message);
+    return null;
+  }
+  if (cronNeverMatches(r.spec)) {
+    const [, , , dom, month, dow] = r.spec.expr.split(" ");
+    issues.error(
+      path,
+      `${frequency} can never run: no date passes its day-of-month "${dom}", month "${month}" and day-of-week "${dow}" fields together`,
+    );
+    return null;
+  }
+  return r.spec;
+}
+
+const DATE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/;
+
+/**
+ * `exclude` of the job and of `defaults`, merged as a union (CONTRACT §7.1).
+ * The job's own `exclude` on a job without a time schedule is an error; one
+ * inherited from defaults is simply unused there.
+ */
+function buildExclude(raw: Dict, kind: FrequencyKind, which: () => string, ctx: JobContext, name: string): ExcludeSpec | null {
+  const own = raw.exclude;
+  const scheduled = kind !== "manual" && kind !== "after";
+  if (!scheduled) {
+    if (isDict(own)) {
+      ctx.issues.error(["jobs", name, "exclude"], `exclude only applies to scheduled jobs (this job has ${which()}, which has no slots to exclude)`);
+    }
+    return null;
+  }
+  const dates = new Set<string>();
+  const calendars: CalendarSource[] = [];
+  for (const [source, base] of [
+    [ctx.defaults.exclude, ["defaults", "exclude"]],
+    [own, ["jobs", name, "exclude"]],
+  ] as const) {
+    if (!isDict(source)) continue;
+    if (Array.isArray(source.dates)) {
+      source.dates.forEach((d, i) => {
+        if (!isString(d)) return;
+        if (isRealDate(d)) dates.add(d);
+        else if (DATE.test(d) && base[0] === "jobs") ctx.issues.error([...base, "dates", i], `"${d}" is not a date of the calendar`);
+      });
+    }
+    if (isString(source.calendar) && source.calendar !== "") {
+      const cal = loadCalendar(source.calendar, [...base, "calendar"], ctx);
+      if (cal && !calendars.some((c) => c.path === cal.path)) calendars.push(cal);
+    }
+  }
+  if (dates.size === 0 && calendars.length === 0) return null;
+  return { dates: [...dates].sort(), calendars };
+}
+
+function isRealDate(text: string): boolean {
+  const m = DATE.exec(text);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const t = new Date(Date.UTC(y, mo - 1, d));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d;
+}
+
+/** Reads and checks an .ics file once per load; its problems are reported at the field that names it. */
+function loadCalendar(written: string, path: PathSeg[], ctx: JobContext): CalendarSource | null {
+  const abs = resolve(ctx.dir, written);
+  if (ctx.calendars.has(abs)) return ctx.calendars.get(abs) ?? null;
+  const read = readConfigText(abs);
+  let cal: CalendarSource | null = null;
+  if (!read.ok) {
+    const where = read.line > 0 ? ` line ${read.line}` : "";
+    ctx.issues.error(path, `calendar ${written}${where}: ${read.message}`);
+  } else {
+    const parsed = parseIcs(read.text, isKnownZone);
+    if (parsed.ok) cal = { path: abs, name: written, text: read.text };
+    else ctx.issues.error(path, `calendar ${written} line ${parsed.line}: ${parsed.message}`);
+  }
+  ctx.calendars.set(abs, cal);
+  return cal;
 }
 
 export function unknownZoneMessage(zone: string): string {

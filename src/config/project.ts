@@ -9,7 +9,7 @@ import type { ConfigIssue, IntegrationConfig, JobConfig, LoadResult, ProjectConf
 import { loadDotenv } from "./env.js";
 import { buildIntegration } from "./integrations.js";
 import { finalize, IssueList, type Locate, type PathSeg, type RawIssue } from "./issues.js";
-import { buildJob, unknownZoneMessage } from "./jobs.js";
+import { buildJob, defaultExpression, unknownZoneMessage } from "./jobs.js";
 import { readConfigText } from "./readText.js";
 import { closest } from "./suggest.js";
 import { schemaIssues } from "./schemaCheck.js";
@@ -126,7 +126,16 @@ function buildProject(
 
   const jobsRaw = asDict(root.jobs);
   const jobs = new Map<string, JobConfig>();
-  const ctx = { defaults, defaultTz: defaultTimezone, integrations, brokenIntegrations: broken, issues };
+  const ctx = {
+    defaults,
+    defaultTz: defaultTimezone,
+    integrations,
+    brokenIntegrations: broken,
+    issues,
+    dir: dirname(file),
+    calendars: new Map(),
+    defaultCron: defaultExpression(defaults, issues),
+  };
   for (const name of jobOrder()) {
     const raw = jobsRaw[name];
     if (!isDict(raw)) continue; // schema reported it

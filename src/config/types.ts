@@ -36,7 +36,9 @@ export type FrequencyKind =
   | "weekdays"
   | "weekends"
   | "manual"
-  | "after";
+  | "after"
+  | "cron"
+  | "every";
 
 export type OnFailure = "alert" | "skip" | "stop" | "ignore";
 export type Concurrency = "allow" | "forbid" | "replace";
@@ -71,6 +73,51 @@ export interface TimeOfDay {
   minute: number;
 }
 
+/**
+ * A parsed `cron:` expression, or the expression an `every:` stands for
+ * (CONTRACT §7.1). Plain data: sets of allowed values, sorted ascending.
+ */
+export interface CronSpec {
+  /** As written after `cron:` or `every:` ("*\/5 * * * *", "@daily", "10s"). */
+  source: string;
+  /** The six fields it means, second first ("0 *\/5 * * * *"). */
+  expr: string;
+  seconds: number[]; // 0-59
+  minutes: number[]; // 0-59
+  hours: number[]; // 0-23
+  daysOfMonth: number[]; // 1-31
+  /** Day-of-month `L`: the month's last day. */
+  lastDayOfMonth: boolean;
+  months: number[]; // 1-12
+  weekdays: number[]; // 0-6, 0 = Sunday (7 is stored as 0)
+  /** `5L`: the month's last such weekday. */
+  lastWeekdays: number[];
+  /** `1#2`: the n-th (1-5) such weekday of the month. */
+  nthWeekdays: { weekday: number; n: number }[];
+  /** The field does not start with `*`: with both restricted a day matches if either matches (Vixie). */
+  domRestricted: boolean;
+  dowRestricted: boolean;
+  /** Neither minute nor hour starts with `*`: §3's DST rules; otherwise periodic (wall clock as it reads). */
+  fixedTime: boolean;
+}
+
+/** One `.ics` file of `exclude.calendar`, read at load (and on reload). */
+export interface CalendarSource {
+  /** Absolute path. */
+  path: string;
+  /** As written in svc.yaml, for messages ("holidays.ics"). */
+  name: string;
+  /** The file's text; the schedule module expands its events (RRULE, EXDATE) on demand. */
+  text: string;
+}
+
+/** `exclude:` of the job merged with the one of `defaults` (a union). */
+export interface ExcludeSpec {
+  /** Local dates "YYYY-MM-DD", sorted, distinct. */
+  dates: string[];
+  calendars: CalendarSource[];
+}
+
 /** What the schedule module needs to compute next runs. */
 export interface ScheduleSpec {
   frequency: FrequencyKind;
@@ -78,6 +125,10 @@ export interface ScheduleSpec {
   weekday: Weekday | null; // weekly only; default "mon" is applied by the loader
   dayOfMonth: number | null; // monthly only; default 1 is applied by the loader
   timezone: string; // resolved IANA zone: job, then defaults.timezone, then system zone
+  /** `cron:` and `every:` only (the loader always sets it; absent = null). */
+  cron?: CronSpec | null;
+  /** Slots that do not run; null or absent when nothing is excluded. */
+  exclude?: ExcludeSpec | null;
 }
 
 export interface JobConfig {

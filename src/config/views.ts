@@ -16,7 +16,9 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
  * `after:<upstreams joined by commas>` (display only, not valid in svc.yaml).
  */
 export function frequencyLabel(job: JobConfig): string {
-  if (job.schedule.frequency !== "after") return job.schedule.frequency;
+  const s = job.schedule;
+  if ((s.frequency === "cron" || s.frequency === "every") && s.cron) return `${s.frequency}:${s.cron.source}`;
+  if (s.frequency !== "after") return s.frequency;
   return `after:${job.after ?? job.dependsOn.join(",")}`;
 }
 
@@ -25,7 +27,7 @@ export function scheduleLabel(job: JobConfig): string {
   const s = job.schedule;
   if (s.frequency === "after") return frequencyLabel(job);
   if (s.frequency === "manual") return "manual";
-  const parts: string[] = [s.frequency];
+  const parts: string[] = [frequencyLabel(job)];
   if (s.weekday) parts.push(s.weekday);
   if (s.dayOfMonth !== null) parts.push(`day ${s.dayOfMonth}`);
   if (s.time) parts.push(`${pad(s.time.hour)}:${pad(s.time.minute)}`);
@@ -75,6 +77,7 @@ export function jobView(job: JobConfig, redact = true): Record<string, Json> {
     weekday: s.weekday,
     day_of_month: s.dayOfMonth,
     timezone: s.timezone,
+    exclude: s.exclude ? { dates: [...s.exclude.dates], calendars: s.exclude.calendars.map((c) => c.name) } : null,
     depends_on: [...job.dependsOn],
     timeout: job.timeoutMs === null ? null : formatDuration(job.timeoutMs),
     sla: job.slaMs === null ? null : formatDuration(job.slaMs),

@@ -1,5 +1,7 @@
 import type { ScheduleSpec, TimeOfDay } from "../config/types.js";
 import { firstRunDay } from "./calendar.js";
+import { nextCronSlot } from "./cronRun.js";
+import { exclusionAt, isEmptyExclude } from "./exclude.js";
 import { resolveWall } from "./localTime.js";
 import { DAY_MS, HOUR_MS, MINUTE_MS, formatOffset, pad2, zoneInfo, type ZoneInfo } from "./zone.js";
 
@@ -22,21 +24,38 @@ export interface ScheduledSlot {
   note: string | null;
 }
 
-/** The first slot strictly after `afterMs`; null for `manual` and `after:` jobs. */
+/** A slot with what `exclude` says of it: `svc next --all`, the scheduler's log, backfill. */
+export interface Slot extends ScheduledSlot {
+  /** Why this slot does not run ("2026-12-25 in holidays.ics: Christmas Day"), or null when it runs. */
+  excluded: string | null;
+}
+
+/** How far a search for a runnable slot goes before it says there is none (everything excluded). */
+const SEARCH_YEARS_MS = 10 * 366 * DAY_MS;
+
+/** The first slot strictly after `afterMs` that runs (not excluded); null for `manual` and `after:` jobs. */
 export function nextRun(spec: ScheduleSpec, afterMs: number): ScheduledSlot | null {
-  if (!Number.isFinite(afterMs)) throw new Error(`schedule: afterMs must be an epoch-ms number, got ${afterMs}`);
-  switch (spec.frequency) {
-    case "manual":
-    case "after":
-      return null;
-    case "hourly":
-      return nextHourly(zoneInfo(spec.timezone), afterMs);
-    default:
-      return nextCalendar(spec, zoneInfo(spec.timezone), requireTime(spec), afterMs);
+  let after = afterMs;
+  const exclude = spec.exclude;
+  for (;;) {
+    const slot = rawNext(spec, after);
+    if (slot === null || isEmptyExclude(exclude)) return slot;
+    if (slot.at - afterMs > SEARCH_YEARS_MS) return null;
+    const ex = exclusionAt(exclude!, zoneInfo(spec.timezone), slot.at);
+    if (ex === null) return slot;
+    after = Math.max(slot.at, ex.until - 1);
   }
 }
 
-/** The next `count` slots after `afterMs`, strictly increasing; [] for `manual` and `after:`. */
+/** The first slot strictly after `afterMs`, excluded or not; null for `manual` and `after:` jobs. */
+export function nextSlot(spec: ScheduleSpec, afterMs: number): Slot | null {
+  const slot = rawNext(spec, afterMs);
+  if (slot === null) return null;
+  const ex = isEmptyExclude(spec.exclude) ? null : exclusionAt(spec.exclude!, zoneInfo(spec.timezone), slot.at);
+  return { ...slot, excluded: ex?.reason ?? null };
+}
+
+/** The next `count` runnable slots after `afterMs`, strictly increasing; [] for `manual` and `after:`. */
 export function nextRuns(spec: ScheduleSpec, afterMs: number, count: number): ScheduledSlot[] {
   const out: ScheduledSlot[] = [];
   let after = afterMs;
@@ -47,6 +66,57 @@ export function nextRuns(spec: ScheduleSpec, afterMs: number, count: number): Sc
     after = slot.at;
   }
   return out;
+}
+
+/** The next `count` slots after `afterMs`, excluded ones included and marked (`svc next --all`). */
+export function nextSlots(spec: ScheduleSpec, afterMs: number, count: number): Slot[] {
+  const out: Slot[] = [];
+  let after = afterMs;
+  while (out.length < count) {
+    const slot = nextSlot(spec, after);
+    if (slot === null) break;
+    out.push(slot);
+    after = slot.at;
+  }
+  return out;
+}
+
+/**
+ * Every slot in [fromMs, toMs), oldest first, excluded ones marked: the
+ * enumeration backfill (CONTRACT §7.3) and `svc why` build on. At most
+ * `limit` slots; `truncated` says whether more were left.
+ */
+export function slotsBetween(spec: ScheduleSpec, fromMs: number, toMs: number, limit = 10_000): { slots: Slot[]; truncated: boolean } {
+  const slots: Slot[] = [];
+  let after = fromMs - 1;
+  for (;;) {
+    const slot = nextSlot(spec, after);
+    if (slot === null || slot.at >= toMs) return { slots, truncated: false };
+    if (slots.length === limit) return { slots, truncated: true };
+    slots.push(slot);
+    after = slot.at;
+  }
+}
+
+/** The next slot by the frequency alone, before `exclude`. */
+function rawNext(spec: ScheduleSpec, afterMs: number): ScheduledSlot | null {
+  if (!Number.isFinite(afterMs)) throw new Error(`schedule: afterMs must be an epoch-ms number, got ${afterMs}`);
+  switch (spec.frequency) {
+    case "manual":
+    case "after":
+      return null;
+    case "hourly":
+      return nextHourly(zoneInfo(spec.timezone), afterMs);
+    case "cron":
+    case "every": {
+      if (!spec.cron) throw new Error(`schedule: frequency "${spec.frequency}" needs its parsed expression`);
+      const zone = zoneInfo(spec.timezone);
+      const s = nextCronSlot(spec.cron, zone, afterMs);
+      return makeSlot(zone, s.at, s.note);
+    }
+    default:
+      return nextCalendar(spec, zoneInfo(spec.timezone), requireTime(spec), afterMs);
+  }
 }
 
 /** One line for logs: "2027-03-14T07:00:00.000Z (03:00 EDT)", then " - <note>" when a DST rule applied. */

@@ -1,7 +1,8 @@
 /**
- * `svc next <job> [--count N] [--from ISO] [--json]` (CONTRACT §1): the
- * job's next scheduled instants, computed offline by the daemon's own
- * schedule code, each in UTC and in the job's zone, with DST notes.
+ * `svc next <job> [--count N] [--from ISO] [--all] [--json]` (CONTRACT §1,
+ * §7.1): the job's next scheduled instants, computed offline by the
+ * daemon's own schedule code, each in UTC and in the job's zone, with DST
+ * notes. `--all` also lists the slots `exclude` removes, with the reason.
  */
 import type { Command } from "commander";
 import { globalsOf, type CliContext } from "../context.js";
@@ -16,8 +17,9 @@ export function register(program: Command, ctx: CliContext): void {
     .argument("<job>", "job name")
     .option("--count <n>", `how many runs (1-${MAX_COUNT})`, "5")
     .option("--from <instant>", "start after this ISO-8601 instant (default: now)")
-    .option("--json", 'print {"job", "timezone", "runs": [{"utc", "local", "note"}]}')
-    .action(async (name: string, opts: { count: string; from?: string; json?: boolean }, cmd: Command) => {
+    .option("--all", "also list the slots that exclude removes, with the reason")
+    .option("--json", 'print {"job", "timezone", "runs": [{"utc", "local", "note"}]} ("excluded" too with --all)')
+    .action(async (name: string, opts: { count: string; from?: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const count = parseCount(opts.count);
       const from = opts.from === undefined ? Date.now() : parseInstant(opts.from);
       const { requireProject } = await import("../configFiles.js");
@@ -26,13 +28,13 @@ export function register(program: Command, ctx: CliContext): void {
       if (!job) throw new CliError(`unknown job "${name}" (svc dag lists the jobs)`);
 
       // Loaded on use: the schedule code pulls in luxon (262 KB), which other commands do not need.
-      const { nextRuns } = await import("../../schedule/nextRun.js");
-      const runs = nextRuns(job.schedule, from, count);
+      const { nextRuns, nextSlots } = await import("../../schedule/nextRun.js");
+      const runs = opts.all ? nextSlots(job.schedule, from, count) : nextRuns(job.schedule, from, count).map((r) => ({ ...r, excluded: null }));
       if (opts.json) {
         printJson(ctx.output, {
           job: job.name,
           timezone: job.schedule.timezone,
-          runs: runs.map((r) => ({ utc: r.utc, local: r.local, note: r.note })),
+          runs: runs.map((r) => ({ utc: r.utc, local: r.local, note: r.note, ...(opts.all ? { excluded: r.excluded } : {}) })),
         });
         return;
       }
@@ -41,7 +43,10 @@ export function register(program: Command, ctx: CliContext): void {
         printLine(ctx.output, `${job.name} has no schedule (${why})`);
         return;
       }
-      for (const r of runs) printLine(ctx.output, `${r.utc}  ${r.local}${r.note === null ? "" : `  (${r.note})`}`);
+      for (const r of runs) {
+        const excluded = r.excluded === null ? "" : `  excluded: ${r.excluded}`;
+        printLine(ctx.output, `${r.utc}  ${r.local}${r.note === null ? "" : `  (${r.note})`}${excluded}`);
+      }
     });
 }
 

@@ -69,9 +69,35 @@ const notifyValue: JsonSchema = {
   "x-message": "must be a channel string, an object with channel, or a list of them",
 };
 
+const excludeSchema: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    dates: {
+      type: "array",
+      items: {
+        type: "string",
+        pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        "x-message": 'must be a date YYYY-MM-DD, like "2026-12-25"',
+      },
+      description: "Local dates (in the job's zone) on which scheduled slots do not run.",
+      "x-message": "must be a list of dates YYYY-MM-DD",
+    },
+    calendar: {
+      type: "string",
+      minLength: 1,
+      description:
+        "An iCalendar (.ics) file, relative to svc.yaml: slots inside its events (all-day or timed, RRULE/EXDATE expanded) do not run. Re-read on reload.",
+    },
+  },
+  description:
+    "Scheduled slots that do not run (no run row; one INFO log line each). Merged with defaults.exclude as a union. Not for manual or after: jobs.",
+};
+
 /** Fields a job may set and `defaults` may supply. */
 const sharedJobFields = (frequency: JsonSchema): Record<string, JsonSchema> => ({
   frequency,
+  exclude: excludeSchema,
   time: timeSchema,
   timezone: {
     type: "string",
@@ -212,10 +238,11 @@ const jobSchema: JsonSchema = {
     },
     ...sharedJobFields({
       type: "string",
-      pattern: `^(?:${FREQUENCIES.join("|")}|after:${NAME_BODY})$`,
+      pattern: `^(?:${FREQUENCIES.join("|")}|after:${NAME_BODY}|cron:.+|every:.+)$`,
       description:
-        "hourly, daily, weekly, monthly, weekdays, weekends, manual or after:<job>. Default: after-semantics with depends_on, else manual.",
-      "x-message": `must be one of ${FREQUENCIES.join(", ")} or after:<job>`,
+        "hourly, daily, weekly, monthly, weekdays, weekends, manual, after:<job>, cron:<5 or 6 fields or @macro> (\"cron:0 9 * * 1-5\") " +
+        "or every:<n><s|m|h> (\"every:10s\"). Default: after-semantics with depends_on, else manual.",
+      "x-message": `must be one of ${FREQUENCIES.join(", ")}, after:<job>, cron:<expression> or every:<n><unit>`,
     }),
   },
 };
@@ -258,8 +285,10 @@ export const svcSchema: JsonSchema = {
       type: ["object", "null"],
       additionalProperties: false,
       properties: sharedJobFields({
-        enum: [...FREQUENCIES],
-        "x-message": `must be one of ${FREQUENCIES.join(", ")} (after:<job> is per job)`,
+        type: "string",
+        pattern: `^(?:${FREQUENCIES.join("|")}|cron:.+|every:.+)$`,
+        description: "The frequency of jobs without their own (and without depends_on): as a job's, except after:<job>.",
+        "x-message": `must be one of ${FREQUENCIES.join(", ")}, cron:<expression> or every:<n><unit> (after:<job> is per job)`,
       }),
       description: "Values for every job field a job does not set (all but command, description, depends_on).",
     },

@@ -1,0 +1,99 @@
+import type { CronSpec } from "../config/types.js";
+import { compileCron, nextWallMatch, type CompiledCron } from "./cronMatch.js";
+import { resolveWall } from "./localTime.js";
+import { DAY_MS, HOUR_MS, MINUTE_MS, pad2, type ZoneInfo } from "./zone.js";
+
+/**
+ * The next slot of a `cron:`/`every:` schedule: CONTRACT §7.1's DST rule,
+ * Vixie cron's split, written out.
+ *
+ * - Fixed-time (neither minute nor hour starts with `*`): each matching wall
+ *   time is placed by §3's rule (resolveWall: gap -> the transition, overlap
+ *   -> the first occurrence), and slots landing on one instant run once.
+ *   Equivalently: the slot after `from` is the first matching wall time
+ *   strictly later than the latest wall time the clock has shown up to
+ *   `from` (`clockHigh`), placed by resolveWall. That single comparison
+ *   gives both "once" rules: a wall already shown (the first pass of a
+ *   fold, or a gap's walls once the transition has passed) is never next.
+ * - Periodic: a slot is every instant at which the clock, as it reads,
+ *   matches. Walls inside a gap never occur (no run); walls in a fold occur
+ *   twice (two runs), like `hourly`.
+ */
+export interface CronSlot {
+  at: number;
+  note: string | null;
+}
+
+/** Larger than any DST shift (2 h at most in the tz database) plus a day block. */
+const LOOKBACK_MS = 26 * HOUR_MS;
+
+export function nextCronSlot(spec: CronSpec, zone: ZoneInfo, afterMs: number): CronSlot {
+  const c = compileCron(spec);
+  return spec.fixedTime ? nextFixed(c, zone, afterMs) : nextPeriodic(c, zone, afterMs);
+}
+
+function nextFixed(c: CompiledCron, zone: ZoneInfo, afterMs: number): CronSlot {
+  const wall = nextWallMatch(c, clockHigh(zone, afterMs) + 1);
+  if (wall === null) throw noMatch(c, zone, afterMs);
+  const r = resolveWall(zone, wall);
+  let note: string | null = null;
+  if (r.kind === "gap") {
+    note = `${clock(wall, c)} does not exist (DST gap): runs at ${clock(r.at + zone.offsetMs(r.at), c)}`;
+  } else if (r.kind === "overlap") {
+    note = `${clock(wall, c)} occurs twice (DST overlap): runs once, at the first (${zone.abbreviation(r.at)})`;
+  }
+  return { at: r.at, note };
+}
+
+/** The latest wall time the zone's clock has read at any instant <= t (ms). */
+export function clockHigh(zone: ZoneInfo, t: number): number {
+  let high = t + zone.offsetMs(t);
+  for (const s of zone.segments(t - LOOKBACK_MS, t)) {
+    if (s.end <= t) high = Math.max(high, s.end - 1 + s.offsetMs);
+  }
+  return high;
+}
+
+function nextPeriodic(c: CompiledCron, zone: ZoneInfo, afterMs: number): CronSlot {
+  let from = afterMs + 1;
+  for (let guard = 0; guard < 10_000; guard++) {
+    const seg = zone.segmentAt(from);
+    const wall = nextWallMatch(c, from + seg.offsetMs);
+    if (wall === null) break;
+    const at = wall - seg.offsetMs;
+    if (at < seg.end) return { at, note: periodicNote(c, zone, at, wall, seg.start, seg.offsetMs) };
+    from = seg.end;
+  }
+  throw noMatch(c, zone, afterMs);
+}
+
+/** In a fold: both passes run. First slot after a gap that swallowed matching walls: say so. */
+function periodicNote(c: CompiledCron, zone: ZoneInfo, at: number, wall: number, segStart: number, offsetMs: number): string | null {
+  if (at - segStart >= LOOKBACK_MS) return null;
+  const r = resolveWall(zone, wall);
+  if (r.kind === "overlap") {
+    return `${clock(wall, c)} occurs twice (DST overlap): a periodic schedule runs at both (${zone.abbreviation(r.at)} and ${zone.abbreviation(r.later)})`;
+  }
+  const before = zone.offsetMs(segStart - 1);
+  if (before >= offsetMs) return null; // the segment starts after a fold, not a gap
+  const gapFrom = segStart + before;
+  const gapTo = segStart + offsetMs;
+  const swallowed = nextWallMatch(c, gapFrom);
+  // Only on the first slot after the gap.
+  if (swallowed === null || swallowed >= gapTo || nextWallMatch(c, gapTo) !== wall) return null;
+  return `${clock(gapFrom, c)}-${clock(gapTo, c)} does not exist (DST gap): no runs in it`;
+}
+
+function noMatch(c: CompiledCron, zone: ZoneInfo, afterMs: number): Error {
+  return new Error(`schedule: cron:${c.spec.source} has no slot after ${new Date(afterMs).toISOString()} in ${zone.name}`);
+}
+
+/** "02:30", or "02:30:15" when the expression has seconds other than 0. */
+function clock(wall: number, c: CompiledCron): string {
+  const ms = ((wall % DAY_MS) + DAY_MS) % DAY_MS;
+  const h = Math.floor(ms / HOUR_MS);
+  const m = Math.floor((ms % HOUR_MS) / MINUTE_MS);
+  const s = Math.floor((ms % MINUTE_MS) / 1000);
+  const withSeconds = c.spec.seconds.length !== 1 || c.spec.seconds[0] !== 0;
+  return `${pad2(h)}:${pad2(m)}${withSeconds ? `:${pad2(s)}` : ""}`;
+}
