@@ -238,7 +238,7 @@ const jobSchema: JsonSchema = {
     },
     ...sharedJobFields({
       type: "string",
-      pattern: `^(?:${FREQUENCIES.join("|")}|after:${NAME_BODY}|cron:.+|every:.+)$`,
+      pattern: `^(?:${FREQUENCIES.join("|")}|after:${NAME_BODY}|cron:.*|every:.*)$`,
       description:
         "hourly, daily, weekly, monthly, weekdays, weekends, manual, after:<job>, cron:<5 or 6 fields or @macro> (\"cron:0 9 * * 1-5\") " +
         "or every:<n><s|m|h> (\"every:10s\"). Default: after-semantics with depends_on, else manual.",
@@ -286,7 +286,7 @@ export const svcSchema: JsonSchema = {
       additionalProperties: false,
       properties: sharedJobFields({
         type: "string",
-        pattern: `^(?:${FREQUENCIES.join("|")}|cron:.+|every:.+)$`,
+        pattern: `^(?:${FREQUENCIES.join("|")}|cron:.*|every:.*)$`,
         description: "The frequency of jobs without their own (and without depends_on): as a job's, except after:<job>.",
         "x-message": `must be one of ${FREQUENCIES.join(", ")}, cron:<expression> or every:<n><unit> (after:<job> is per job)`,
       }),
