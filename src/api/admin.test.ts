@@ -162,9 +162,16 @@ describe("config routes", () => {
     expect(r.body.content).not.toContain("inline-secret-token");
   });
 
-  it("GET /api/config/source answers svc.yaml as written", async () => {
+  it("GET /api/config/source answers svc.yaml line for line with secrets ***, and as written with ?raw=1", async () => {
+    const onDisk = readFileSync(k.configPath, "utf8");
     const r = await k.get("/api/config/source");
-    expect(r.body).toEqual({ path: k.configPath, content: readFileSync(k.configPath, "utf8") });
+    expect(r.body.path).toBe(k.configPath);
+    expect(r.body.content.split("\n")).toHaveLength(onDisk.split("\n").length);
+    expect(r.body.content).toContain('API_TOKEN: "***"');
+    expect(r.body.content).toContain('webhook_url: "***"');
+    expect(r.text).not.toContain("super-secret-value");
+    // auth.type none: every caller is admin, so may read the text as it is on disk.
+    expect((await k.get("/api/config/source?raw=1")).body).toEqual({ path: k.configPath, content: onDisk });
   });
 
   it("POST /api/config/validate reports errors with positions and warnings, saving nothing", async () => {

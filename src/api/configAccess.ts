@@ -2,7 +2,17 @@
  * The API's one door to the config loader: redacted views, raw-text
  * redaction and validation of a text that is not on disk yet.
  */
-import { daemonView, effectiveView, jobView, parseDaemonText, parseProjectText, redactDaemonText } from "../config/index.js";
+import {
+  daemonView,
+  effectiveView,
+  jobView,
+  MASK,
+  parseDaemonText,
+  parseProjectText,
+  redactConfigText,
+  secretValues,
+  type RedactResult,
+} from "../config/index.js";
 import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
 
 export type ConfigFileKind = "svc.yaml" | "svcd.yaml";
@@ -28,9 +38,45 @@ export function daemonConfigView(daemon: DaemonConfig): Record<string, unknown> 
   return daemonView(daemon);
 }
 
-/** svcd.yaml line for line, secret values `***` (viewers may read it). */
-export function redactedDaemonText(text: string): string {
-  return redactDaemonText(text);
+/**
+ * A config file's text line for line with its secret values `***`
+ * (CONTRACT §7.5), or its YAML errors when it cannot be parsed (it is then
+ * never shown). The last answer per file is kept: the text changes rarely
+ * and parsing with positions costs about 3 s per MB.
+ */
+export class RedactedTexts {
+  private readonly last = new Map<ConfigFileKind, { text: string; result: RedactResult }>();
+
+  of(kind: ConfigFileKind, text: string): RedactResult {
+    const hit = this.last.get(kind);
+    if (hit && hit.text === text) return hit.result;
+    const result = redactConfigText(kind, text);
+    this.last.set(kind, { text, result });
+    return result;
+  }
+}
+
+/**
+ * Secret values written as `"***"` where the file on disk holds another
+ * value at the same place: the text is (partly) a redacted copy, and saving
+ * it would overwrite the secrets with the placeholder. One issue per value.
+ */
+export function placeholdersOverSecrets(kind: ConfigFileKind, content: string, current: string | null, file: string): ConfigIssue[] {
+  if (current === null) return [];
+  const next = secretValues(kind, content);
+  const now = secretValues(kind, current);
+  if (!next.ok || !now.ok) return [];
+  const before = new Map(now.values.map((v) => [v.pointer, v.value]));
+  const placeholder = MASK.slice(1, -1);
+  return next.values
+    .filter((v) => v.value === placeholder && before.has(v.pointer) && before.get(v.pointer) !== placeholder)
+    .map((v) => ({
+      file,
+      line: v.line,
+      column: v.column,
+      path: v.pointer,
+      message: `"${placeholder}" is the redacted placeholder, not the secret value: saving it would replace the secret in ${file}. Edit the raw text (GET ${kind === "svc.yaml" ? "/api/config/source" : "/api/config/daemon"}?raw=1), or write the new value`,
+    }));
 }
 
 /**

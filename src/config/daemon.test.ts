@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { loadDaemonConfig, parseDaemonText, DEFAULT_RBAC } from "./daemon.js";
 import { daemonView } from "./views.js";
-import { redactDaemonText } from "./redactText.js";
+import { redactConfigText } from "./redactText.js";
 import { errorsOf, issueAt, lineOf, tempProject, valueOf } from "./testHelpers.js";
 
 const FILE = "/etc/svc/svcd.yaml";
@@ -190,8 +190,10 @@ describe("daemon views", () => {
     expect((view.auth as { bearer: unknown }).bearer).toEqual({ token_file: "/etc/svc/tokens", token: "***" });
   });
 
-  it("redactDaemonText keeps every line and hides secret values", () => {
-    const out = redactDaemonText(text);
+  it("redactConfigText keeps every line and hides secret values", () => {
+    const r = redactConfigText("svcd.yaml", text);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    const out = r.text;
     expect(out.split("\n")).toHaveLength(text.split("\n").length);
     for (const secret of ["s3cr3t-token", HASH, "k3y", "eu", "commented-out-secret", "${env:SVC_ADDR}"]) {
       expect(out).not.toContain(secret);

@@ -8,7 +8,10 @@ export { findConfig, dataDir, findDaemonConfig, ConfigNotFoundError, PROJECT_FIL
 export type { FindOptions, DataDirOptions } from "./discover.js";
 export { resolveEnvRefs, envRefNames } from "./env.js";
 export { effectiveView, daemonView, jobView, frequencyLabel, scheduleLabel, REDACTED } from "./views.js";
-export { redactDaemonText } from "./redactText.js";
+export { redactConfigText, secretValues, MASK } from "./redactText.js";
+export type { RedactResult, SecretValue, TextIssue } from "./redactText.js";
+export { SECRET_RULES } from "./redactRules.js";
+export type { ConfigKind } from "./redactRules.js";
 export { parseDuration, formatDuration } from "./duration.js";
 export { formatIssue, displayPath } from "./issues.js";
 export { MAX_CONFIG_BYTES } from "./readText.js";

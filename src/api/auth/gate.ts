@@ -28,11 +28,29 @@ export function installAuthGate(app: FastifyInstance, auth: Authenticator): void
     }
     request.principal = r.principal;
     const { role } = r.principal;
+    request.permits = (m, p) => auth.allows(role, m.toUpperCase(), splitPath(p));
     if (!auth.allows(role, method, routeSegments(request))) {
       const why = auth.hasRole(role) ? `role "${role}" may not ${method} ${path}` : `role "${role}" is not defined in auth.rbac, so it may not use any route`;
       return sendError(reply, new ApiError("forbidden", `${why} (auth.rbac)`));
     }
   });
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the auth gate with the principal: whether its role may call `METHOD path` too (auth.rbac). */
+    permits?: (method: string, path: string) => boolean;
+  }
+}
+
+/**
+ * Whether the caller of `request` may call `method path` as well (a route
+ * that shows more to those who may change a thing). Without a principal the
+ * caller is admin: auth.type none, or the Unix socket (CONTRACT §1).
+ */
+export function mayCall(request: FastifyRequest, method: string, path: string): boolean {
+  if (request.principal) return request.permits?.(method, path) ?? false;
+  return true;
 }
 
 function isUpgrade(request: FastifyRequest): boolean {

@@ -1,9 +1,18 @@
 import { dirname, join } from "node:path";
-import type { FastifyInstance } from "fastify";
-import { daemonConfigView, projectConfigView, redactedDaemonText, validateConfigText, type ConfigFileKind } from "../configAccess.js";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { mayCall } from "../auth/index.js";
+import {
+  daemonConfigView,
+  placeholdersOverSecrets,
+  projectConfigView,
+  RedactedTexts,
+  validateConfigText,
+  type ConfigFileKind,
+} from "../configAccess.js";
 import { readIfExists, serialized, writeAtomically } from "../configFiles.js";
 import type { ApiDeps } from "../deps.js";
-import { conflict, invalidConfig } from "../errors.js";
+import { ApiError, conflict, invalidConfig } from "../errors.js";
+import { principal } from "../principal.js";
 import { configIssueSchema } from "../schemas.js";
 import { rejectedReload } from "./daemon.js";
 
@@ -39,6 +48,26 @@ const pathAndText = {
 } as const;
 
 type FileBody = { Body: { file: ConfigFileKind; content: string } };
+type RawQuery = { Querystring: { raw?: "1" | "0" | "true" | "false" } };
+
+const rawQuery = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    raw: {
+      type: "string",
+      enum: ["1", "0", "true", "false"],
+      description: "1: the text as it is on disk, secrets included; only for a principal allowed POST /api/config/save (else 403)",
+    },
+  },
+} as const;
+
+/** Who asked, for the daemon log: the principal's name, else how it came in. */
+function whoIs(request: FastifyRequest): string {
+  const p = principal(request);
+  if (p.name) return `${p.name} (role ${p.role})`;
+  return p.transport === "unix" ? "a Unix socket peer (admin)" : "an unauthenticated caller (auth.type none)";
+}
 
 export function configRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const oneAtATime = serialized();
@@ -59,32 +88,60 @@ export function configRoutes(app: FastifyInstance, deps: ApiDeps): void {
     async () => ({ config: projectConfigView(deps.project()), daemon: daemonConfigView(deps.daemonConfig()) }),
   );
 
-  app.get(
+  const redacted = new RedactedTexts();
+
+  /**
+   * A config file's text (CONTRACT §7.5): redacted for everyone; as on disk
+   * with `?raw=1` for a principal that may save it, logged with who asked.
+   * A file that cannot be parsed cannot be redacted, so it is not shown:
+   * 422 `invalid_config` with its YAML errors.
+   */
+  const fileText = async (request: FastifyRequest<RawQuery>, kind: ConfigFileKind, path: string | null) => {
+    const raw = request.query.raw === "1" || request.query.raw === "true";
+    if (raw && !mayCall(request, "POST", "/api/config/save")) {
+      throw new ApiError(
+        "forbidden",
+        `role "${principal(request).role}" may not read ${kind} with its secrets (?raw=1 needs the right to POST /api/config/save in auth.rbac); without ?raw=1 the secrets read ***`,
+      );
+    }
+    const text = path === null ? null : await readIfExists(path);
+    if (text === null) return { path, content: null };
+    if (raw) {
+      deps.log.info({ principal: whoIs(request), file: path }, `config text with secrets read through the API (?raw=1): ${path}, by ${whoIs(request)}`);
+      return { path, content: text };
+    }
+    const r = redacted.of(kind, text);
+    if (r.ok) return { path, content: r.text };
+    throw invalidConfig(
+      `${path} cannot be parsed as YAML, so it cannot be shown with its secrets hidden (${r.errors.length} error${r.errors.length === 1 ? "" : "s"}): fix the file, or read it with ?raw=1 if your role may save the config`,
+      r.errors.map((e) => ({ file: path, line: e.line, column: e.column, path: "", message: e.message })),
+    );
+  };
+
+  app.get<RawQuery>(
     "/api/config/daemon",
     {
       schema: {
-        summary: "svcd.yaml as written (path and text), secret values ***; nulls without a file",
+        summary: "svcd.yaml as written (path and text), line for line, secret values ***; ?raw=1 as on disk (save right needed); nulls without a file",
         tags,
+        querystring: rawQuery,
         response: { 200: pathAndText },
       },
     },
-    async () => {
-      const path = deps.paths.daemonConfig;
-      const text = path === null ? null : await readIfExists(path);
-      return { path, content: text === null ? null : redactedDaemonText(text) };
-    },
+    async (request) => fileText(request, "svcd.yaml", deps.paths.daemonConfig),
   );
 
-  app.get(
+  app.get<RawQuery>(
     "/api/config/source",
     {
       schema: {
-        summary: "svc.yaml as written (additive, beyond CONTRACT §4): `${env:}` references stay unresolved",
+        summary: "svc.yaml as written (additive, beyond CONTRACT §4), line for line, secret values ***; ?raw=1 as on disk (save right needed)",
         tags,
+        querystring: rawQuery,
         response: { 200: pathAndText },
       },
     },
-    async () => ({ path: deps.paths.config, content: await readIfExists(deps.paths.config) }),
+    async (request) => fileText(request, "svc.yaml", deps.paths.config),
   );
 
   app.post<FileBody>(
@@ -135,6 +192,13 @@ export function configRoutes(app: FastifyInstance, deps: ApiDeps): void {
         const result = validateConfigText(file, content, path);
         if (!result.valid) {
           throw invalidConfig(`${file} is invalid (${result.errors.length} error${result.errors.length === 1 ? "" : "s"}): nothing was saved`, result.errors);
+        }
+        const placeholders = placeholdersOverSecrets(file, content, await readIfExists(path), path);
+        if (placeholders.length > 0) {
+          throw invalidConfig(
+            `${file} holds the redacted placeholder "***" where ${path} has a secret (${placeholders.length} value${placeholders.length === 1 ? "" : "s"}): nothing was saved`,
+            placeholders,
+          );
         }
         const backup = await writeAtomically(path, content);
         deps.log.info({ path, backup }, `config saved through the API: ${path}`);
