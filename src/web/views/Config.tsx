@@ -14,8 +14,9 @@ export function ConfigView() {
       <section class="card">
         <h2>Edit svc.yaml</h2>
         <p class="hint">
-          Checked as you type; errors are marked at their line. Saving validates again (cycles included), writes the file
-          atomically (keeping <code>svc.yaml.bak</code>) and reloads the daemon.
+          The file as written, secrets included (only roles that may save the config load it). Checked as you type;
+          errors are marked at their line. Saving validates again (cycles included), writes the file atomically
+          (keeping <code>svc.yaml.bak</code>) and reloads the daemon.
         </p>
         <ConfigEditor />
       </section>

@@ -172,9 +172,37 @@ function Editor({ source, onSaved }: { source: Source; onSaved: () => void }) {
   );
 }
 
-/** The svc.yaml editor. Its text comes from `GET /api/config/source` (requested from the API; not in CONTRACT §4 yet). */
+/**
+ * svc.yaml read-only, as every role may read it: secrets `***`. There is
+ * nothing to save: the text is not the file (CONTRACT §7.5).
+ */
+function ReadOnly({ source, why }: { source: Source; why: ApiError }) {
+  return (
+    <div>
+      <div class="editor-bar">
+        <code>{source.path}</code>
+        <Badge tone="muted">read-only</Badge>
+      </div>
+      <p class="hint" data-testid="read-only-reason">
+        Your role may not change the configuration ({why.message}), so svc.yaml is shown with its secrets as ***.
+      </p>
+      <pre class="code-view" tabIndex={0} aria-label="svc.yaml (read-only)">
+        {source.content}
+      </pre>
+    </div>
+  );
+}
+
+/**
+ * The svc.yaml editor. It edits the text as it is on disk
+ * (`GET /api/config/source?raw=1`, allowed to the roles that may save it):
+ * the redacted text would save `***` over every secret. Other roles get that
+ * redacted text read-only.
+ */
 export function ConfigEditor() {
-  const source = useApi<Source>("api/config/source");
+  const source = useApi<Source>("api/config/source?raw=1");
+  const forbidden = source.error?.status === 403;
+  const redacted = useApi<Source>(forbidden ? "api/config/source" : null);
   const [version, setVersion] = useState(0);
   if (source.error?.status === 404) {
     return (
@@ -182,6 +210,13 @@ export function ConfigEditor() {
         error={source.error}
         title="The daemon does not serve the raw svc.yaml (GET /api/config/source), so it cannot be edited here"
       />
+    );
+  }
+  if (forbidden) {
+    return (
+      <Loaded state={redacted} what="Loading svc.yaml">
+        {(s) => <ReadOnly source={s} why={source.error!} />}
+      </Loaded>
     );
   }
   return (
