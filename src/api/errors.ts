@@ -8,11 +8,11 @@ import { SVC_ERROR_STATUS, SvcError, type SvcErrorCode } from "../shared/svcErro
 const DESCRIPTIONS: Record<SvcErrorCode, string> = {
   bad_request: "The request is malformed: invalid JSON, wrong content type, a bad path, query or body value (the message names the field).",
   unauthorized: "Missing or invalid credentials (sent with `WWW-Authenticate`).",
-  forbidden: "The credentials are valid but their role may not use this route.",
+  forbidden: "The credentials are valid but their role may not use this route (or may not read a config text with its secrets: `?raw=1`).",
   not_found: "Unknown route, job, run, alert or integration.",
   conflict: "The target is in the wrong state: retry of a non-FAILED run, skip without a PENDING run, cancel with nothing running, clear_lock while RUNNING, alert retry while pending, daemon shutting down.",
   payload_too_large: "The request body is over 1 MiB.",
-  invalid_config: "A config file is invalid (validate, save, reload); `details` is the list of `{file, line, column, path, message}`.",
+  invalid_config: "A config file is invalid (save, reload), or cannot be parsed and so cannot be shown redacted (GET /api/config/source, /api/config/daemon); `details` is the list of `{file, line, column, path, message}`.",
   internal: "An unexpected failure; it is logged by the daemon with the request's context. The message never carries a stack trace.",
 };
 
