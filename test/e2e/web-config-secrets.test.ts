@@ -70,7 +70,7 @@ suite("config editor and secrets in the browser", () => {
   async function configPage(token: string): Promise<{ page: Page; context: BrowserContext; answers: string[] }> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(10_000);
-    await context.addInitScript((t) => sessionStorage.setItem("svc.token", t), token);
+    await context.addInitScript({ content: `sessionStorage.setItem("svc.token", ${JSON.stringify(token)});` });
     const page = await context.newPage();
     const answers: string[] = [];
     page.on("response", (r) => {
