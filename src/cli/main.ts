@@ -24,6 +24,7 @@ import { register as registerIntegrations } from "./commands/integrations.js";
 import { register as registerJobs } from "./commands/jobs.js";
 import { register as registerLifecycle } from "./commands/lifecycle.js";
 import { register as registerLogs } from "./commands/logs.js";
+import { register as registerService } from "./commands/service.js";
 import { register as registerStatus } from "./commands/status.js";
 import { register as registerTags } from "./commands/tags.js";
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, processOutput, type Output } from "./output.js";
@@ -47,6 +48,7 @@ const GROUPS: RegisterCommands[] = [
   registerAudit,
   registerExport,
   registerBackup,
+  registerService,
   registerTags,
   registerIntegrations,
   registerDash,
