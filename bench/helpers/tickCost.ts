@@ -69,6 +69,7 @@ export async function tickCost(jobs: number): Promise<TickCost> {
       slotAt: now + 3_600_000 + i * 1_000,
       dueAt: now + 3_600_000 + i * 1_000,
       paused: false,
+      excluded: false,
     }));
     const planTimes: number[] = [];
     for (let i = 0; i < ticks + 20; i++) {

@@ -7,6 +7,7 @@ const entry = (job: string, slotAt: number, extra: Partial<ScheduleEntry> = {}):
   slotAt,
   dueAt: slotAt,
   paused: false,
+  excluded: false,
   ...extra,
 });
 
@@ -28,6 +29,14 @@ describe("plan", () => {
     expect(plan(T, entries)).toEqual([
       { job: "late", slotAt: T - 3_600_000, action: "late" },
       { job: "p", slotAt: T, action: "paused" },
+    ]);
+  });
+
+  it("an excluded slot is excluded, even when paused or late", () => {
+    const entries = [entry("x", T, { excluded: true, paused: true }), entry("y", T - 3_600_000, { excluded: true })];
+    expect(plan(T, entries)).toEqual([
+      { job: "y", slotAt: T - 3_600_000, action: "excluded" },
+      { job: "x", slotAt: T, action: "excluded" },
     ]);
   });
 

@@ -11,6 +11,8 @@ export interface ScheduleEntry {
   /** slotAt plus this slot's random jitter (scheduler.schedule_jitter). */
   dueAt: number;
   paused: boolean;
+  /** The slot is removed by `exclude` (CONTRACT §7.1): it passes with a log line and no run. */
+  excluded: boolean;
 }
 
 export type PlanAction =
@@ -19,7 +21,9 @@ export type PlanAction =
   /** The job is paused: the slot passes without a run. */
   | "paused"
   /** Noticed long after it was due (clock jump, suspended machine): catch-up rules decide. */
-  | "late";
+  | "late"
+  /** `exclude` removes the slot: no run, one INFO line. */
+  | "excluded";
 
 export interface PlannedRun {
   job: string;
@@ -34,7 +38,7 @@ export function plan(now: number, entries: Iterable<ScheduleEntry>, lateAfterMs 
   const due: (PlannedRun & { dueAt: number })[] = [];
   for (const e of entries) {
     if (e.dueAt > now) continue;
-    const action: PlanAction = e.paused ? "paused" : now - e.dueAt > lateAfterMs ? "late" : "run";
+    const action: PlanAction = e.excluded ? "excluded" : e.paused ? "paused" : now - e.dueAt > lateAfterMs ? "late" : "run";
     due.push({ job: e.job, slotAt: e.slotAt, action, dueAt: e.dueAt });
   }
   // Earliest first, then by name: the dispatch queue is FIFO, so this order is the run order.

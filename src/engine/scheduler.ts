@@ -1,16 +1,26 @@
 import { randomUUID } from "node:crypto";
 import type { JobConfig, ScheduleSpec } from "../config/types.js";
-import { describeSlot, nextRun, type ScheduledSlot } from "../schedule/nextRun.js";
+import { describeSlot, nextRun, nextSlot, type ScheduledSlot, type Slot } from "../schedule/nextRun.js";
 import { DuplicateSlotError } from "../store/errors.js";
 import { createRun, type EngineContext } from "./context.js";
 import type { Dispatcher } from "./dispatcher.js";
-import { plan, type ScheduleEntry } from "./planner.js";
+import { LATE_AFTER_MS, plan, type PlannedRun, type ScheduleEntry } from "./planner.js";
 
 interface Entry extends ScheduleEntry {
-  slot: ScheduledSlot;
+  /**
+   * The next slot that runs (not excluded), shown by svc status, the API
+   * and job_state.next_run; null when `exclude` removes every slot for
+   * years. It is `slotAt` unless that slot is excluded.
+   */
+  slot: ScheduledSlot | null;
+  /** The slot at `slotAt`, with the reason when `exclude` removes it. */
+  raw: Slot;
   /** The ScheduleSpec the slot was computed from: a reload recomputes the slot only when it changed. */
   spec: ScheduleSpec;
 }
+
+/** At most this many slots of one job are handled in one tick (every:1s after a long stall). */
+const MAX_SLOTS_PER_TICK = 10_000;
 
 /**
  * Deep equality of plain config data (objects, arrays, primitives): no
@@ -84,7 +94,14 @@ export class Scheduler {
     });
   }
 
-  /** One tick: fire what is due. Returns how many runs it created. */
+  /**
+   * One tick: handle every slot that is due, oldest first. A job whose tick
+   * comes late (a busy loop, a clock step forward) has each of its passed
+   * slots handled in order, so sub-minute schedules lose none: slots
+   * noticed within LATE_AFTER_MS of their due time run, older ones follow
+   * the catch-up rules, excluded ones log a line. Returns how many runs it
+   * created.
+   */
   tick(now: number): number {
     let created = 0;
     const due = plan(now, this.entries.values());
@@ -92,20 +109,42 @@ export class Scheduler {
     this.ctx.store.tx(() => {
       for (const p of due) {
         const job = this.ctx.project.jobs.get(p.job);
-        if (!job) continue;
-        if (p.action === "run") {
-          if (this.fire(job, p.slotAt, "scheduler")) created++;
-          this.arm(job, Math.max(p.slotAt, now), false);
-        } else if (p.action === "late") {
-          if (this.missed(job, p.slotAt, now, "it was noticed late (clock jump or suspend)")) created++;
-          this.arm(job, now, false);
-        } else {
-          this.ctx.log.info({ job: job.name, slot: new Date(p.slotAt).toISOString() }, "job is paused: scheduled slot skipped");
-          this.arm(job, now, true);
-        }
+        if (job) created += this.advance(job, p, now);
       }
     });
     if (created > 0) this.pool.pump();
+    return created;
+  }
+
+  /** Handles one job's due slots, from the planned one until its next slot is not due. */
+  private advance(job: JobConfig, first: PlannedRun, now: number): number {
+    let created = 0;
+    let p: PlannedRun | undefined = first;
+    for (let n = 0; p !== undefined && n < MAX_SLOTS_PER_TICK; n++) {
+      const entry = this.entries.get(job.name);
+      if (entry === undefined) break;
+      if (p.action === "excluded") {
+        this.ctx.log.info(
+          { job: job.name, slot: entry.raw.utc, reason: entry.raw.excluded },
+          `job ${job.name}: slot ${describeSlot(entry.raw)} excluded (${entry.raw.excluded}): no run`,
+        );
+        this.arm(job, p.slotAt, entry.paused);
+      } else if (p.action === "run") {
+        if (this.fire(job, p.slotAt, "scheduler")) created++;
+        this.arm(job, p.slotAt, false);
+      } else if (p.action === "late") {
+        // Slots older than the late bound are missed (catch-up rules); newer ones are handled as they come.
+        const bound = now - LATE_AFTER_MS;
+        if (this.missed(job, p.slotAt, bound, "it was noticed late (clock jump or suspend)")) created++;
+        this.arm(job, Math.max(p.slotAt, bound), false);
+      } else {
+        this.ctx.log.info({ job: job.name, slot: new Date(p.slotAt).toISOString() }, "job is paused: scheduled slot skipped");
+        this.arm(job, now, true);
+        break;
+      }
+      const next = this.entries.get(job.name);
+      p = next === undefined ? undefined : plan(now, [next])[0];
+    }
     return created;
   }
 
@@ -119,29 +158,40 @@ export class Scheduler {
   }
 
   /**
-   * Computes and stores the job's first slot strictly after `after`.
+   * Computes and stores the job's first slot strictly after `after` (which
+   * `exclude` may remove: it then passes with a log line) and its next slot
+   * that runs, which is what job_state.next_run and every view show.
    * `stored` is job_state.next_run as just read (undefined when unknown or
    * when the job has no row yet): an unchanged value is not written again,
    * which is most of a restart's startup writes.
    */
   private arm(job: JobConfig, after: number, paused: boolean, stored?: string | null): ScheduledSlot | null {
-    const slot = nextRun(job.schedule, after);
-    if (!slot) {
+    const raw = nextSlot(job.schedule, after);
+    if (!raw) {
       this.entries.delete(job.name);
       if (stored !== null) this.ctx.store.jobState.upsert(job.name, { next_run: null });
       return null;
     }
+    let slot: ScheduledSlot | null = raw;
+    if (raw.excluded !== null) {
+      // Passing excluded slots one by one (every:10s on a holiday) keeps the runnable slot found once.
+      const prev = this.entries.get(job.name);
+      slot = prev && prev.spec === job.schedule && prev.slot && prev.slot.at > raw.at ? prev.slot : nextRun(job.schedule, raw.at);
+    }
     const jitter = this.ctx.daemon.scheduler.scheduleJitterMs;
     this.entries.set(job.name, {
       job: job.name,
-      slotAt: slot.at,
-      dueAt: slot.at + (jitter > 0 ? Math.floor(this.ctx.random() * jitter) : 0),
+      slotAt: raw.at,
+      dueAt: raw.at + (jitter > 0 && raw.excluded === null ? Math.floor(this.ctx.random() * jitter) : 0),
       paused,
+      excluded: raw.excluded !== null,
       slot,
+      raw,
       spec: job.schedule,
     });
-    if (stored !== slot.utc) this.ctx.store.jobState.upsert(job.name, { next_run: slot.utc });
-    if (slot.note) this.ctx.log.warn({ job: job.name, timezone: job.schedule.timezone, slot: slot.utc }, `job ${job.name}: ${slot.note}`);
+    const utc = slot?.utc ?? null;
+    if (stored !== utc) this.ctx.store.jobState.upsert(job.name, { next_run: utc });
+    if (raw.excluded === null && raw.note) this.ctx.log.warn({ job: job.name, timezone: job.schedule.timezone, slot: raw.utc }, `job ${job.name}: ${raw.note}`);
     return slot;
   }
 
