@@ -24,6 +24,8 @@ const EXPECTED = [
   "GET /api/runs/{id}/logs",
   "GET /api/runs/{id}/outputs",
   "GET /ws/logs/{run_id}",
+  "GET /api/timeline",
+  "GET /api/timeline/changes",
   "GET /api/audit",
   "GET /api/tags",
   "GET /api/dag",

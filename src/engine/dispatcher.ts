@@ -233,6 +233,7 @@ export class Dispatcher {
           patch: {
             attempt: attemptNo,
             started_at: run.started_at ?? at,
+            attempt_started_at: at,
             pid: attempt.pid,
             pid_start: attempt.pidStart,
             next_attempt_at: null,

@@ -16,6 +16,7 @@ import type {
   Slice,
   Trigger,
 } from "./types.js";
+import type { TimelineStore } from "./timeline.js";
 
 /**
  * The storage interface the engine, API and CLI use. `store/` is the only
@@ -32,6 +33,8 @@ export interface Store {
   readonly jobState: JobStateStore;
   readonly alerts: AlertsStore;
   readonly integrations: IntegrationStatusStore;
+  /** The dashboard's timeline: runs overlapping a time window (timeline.ts). */
+  readonly timeline: TimelineStore;
   /** Runs fn in one IMMEDIATE transaction (nested calls join the outer one). */
   tx<T>(fn: () => T): T;
   /** Retention (SPEC rule 12). Returns the counts deleted. */

@@ -15,6 +15,8 @@ export type {
   StoreExport,
 } from "./api.js";
 export type * from "./types.js";
+export type { TimelineQuery, TimelineRun, TimelineStore } from "./timeline.js";
+export { TIMELINE_COLUMNS, TIMELINE_MAX_RUNS, toTimelineRun } from "./timeline.js";
 export { LOG_STREAMS, RUN_STATUSES, TRIGGERS } from "./types.js";
 export {
   ConflictError,

@@ -26,9 +26,10 @@ describe("migrations", () => {
     expect(db.prepare("SELECT version, name FROM schema_migrations ORDER BY version").all()).toEqual([
       { version: 1, name: "core" },
       { version: 2, name: "log_search" },
+      { version: 3, name: "run_attempts_and_timeline" },
     ]);
     expect(names(db, "table")).toEqual(
-      expect.arrayContaining(["job_runs", "run_tags", "job_state", "run_logs", "run_log_spans", "run_logs_fts", "run_outputs", "alerts", "integration_status", "store_meta"]),
+      expect.arrayContaining(["job_runs", "run_tags", "job_state", "run_logs", "run_log_spans", "run_logs_fts", "run_outputs", "alerts", "integration_status", "store_meta", "run_attempts"]),
     );
     expect(names(db, "index")).toEqual(
       expect.arrayContaining(["job_runs_slot", "job_runs_job", "job_runs_status", "job_runs_created", "run_outputs_cycle", "alerts_status"]),
@@ -53,7 +54,7 @@ describe("migrations", () => {
     v1.close();
 
     const store = open(tmp.file(), { ftsIntervalMs: 10 });
-    expect(store.schemaVersion).toBe(2);
+    expect(store.schemaVersion).toBe(MIGRATIONS.length);
     expect(store.runs.get(1)).toMatchObject({ job_name: "old", status: "SUCCESS", tags: ["etl"] });
     expect(store.runs.audit({ tag: "etl" }, 10, 0).total).toBe(1);
     expect(store.logs.ftsLag()).toBe(3);
@@ -69,7 +70,7 @@ describe("migrations", () => {
     const db = new Database(tmp.file());
     migrate(db, MIGRATIONS.slice(0, 1), NOW);
     const broken: Migration = {
-      version: 3,
+      version: MIGRATIONS.length + 1,
       name: "broken",
       up: (d) => d.exec("CREATE TABLE half_done (x); SELECT no_such_function();"),
     };

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { MIGRATIONS } from "./migrations/index.js";
 import { StoreOpenError } from "./errors.js";
 import { open, tempDir } from "./testing.js";
 import type { TempDir } from "./testing.js";
@@ -46,7 +47,7 @@ describe("opening the database", () => {
     s1.close();
     const s2 = open(tmp.file());
     expect(s2.runs.get(run.id)).toEqual(run);
-    expect(s2.schemaVersion).toBe(2);
+    expect(s2.schemaVersion).toBe(MIGRATIONS.length);
     expect(s2.integrityCheck()).toBe("ok");
     s2.close();
   });
@@ -109,7 +110,7 @@ describe("opening the database", () => {
     const before = sha(file);
     const e = openError(file);
     expect(e.message).toBe(
-      `${file} was written by a newer svc (schema version 99, this svc knows up to 2): upgrade svc, or move it away or set storage.sqlite.path`,
+      `${file} was written by a newer svc (schema version 99, this svc knows up to ${MIGRATIONS.length}): upgrade svc, or move it away or set storage.sqlite.path`,
     );
     expect(sha(file)).toBe(before);
   });

@@ -1,4 +1,5 @@
 import type { PageRequest, RunQuery, RunsStore } from "./api.js";
+import type { SqliteAttempts } from "./attempts.js";
 import { DuplicateSlotError, InvalidQueryError, NotFoundError, sqliteCode } from "./errors.js";
 import { assertTransition, canTransition, TransitionError } from "./runStatus.js";
 import type { Db, Stmt } from "./sql.js";
@@ -72,7 +73,10 @@ export class SqliteRuns implements RunsStore {
   >;
   private readonly cache: StatementCache;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly attempts: SqliteAttempts,
+  ) {
     this.cache = new StatementCache(db);
     this.st = {
       insert: db.prepare(`INSERT INTO job_runs
@@ -141,7 +145,8 @@ export class SqliteRuns implements RunsStore {
 
   transition(id: number, to: RunStatus, patch: RunPatch = {}, from?: RunStatus): RunRecord {
     const target = normStatus(to);
-    if (from !== undefined && canTransition(normStatus(from), target)) {
+    // Leaving RETRYING records the attempts (attempts.ts): that needs the row as it was, so the slow path.
+    if (from !== undefined && normStatus(from) !== "RETRYING" && canTransition(normStatus(from), target)) {
       // The usual case in one statement: the expected status is checked by the UPDATE itself.
       const row = this.write(id, patch, target, normStatus(from));
       if (row) return toRun(row);
@@ -152,8 +157,10 @@ export class SqliteRuns implements RunsStore {
       if (current === undefined) throw new NotFoundError("run", id);
       if (from !== undefined && normStatus(from) !== current) throw new TransitionError(id, current, target, normStatus(from));
       assertTransition(id, current, target);
+      const before = current === "RETRYING" ? this.attempts.retrying(id) : undefined;
       const row = this.write(id, patch, target);
       if (!row) throw new NotFoundError("run", id);
+      if (before) this.attempts.leftRetrying(before, row, patch.attempt_started_at);
       return toRun(row);
     });
     return move.immediate();

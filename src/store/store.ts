@@ -11,6 +11,7 @@ import type {
 import { SqliteAlerts } from "./alerts.js";
 import { backupTo, type BackupResult } from "./backup.js";
 import { InvalidQueryError } from "./errors.js";
+import { SqliteAttempts } from "./attempts.js";
 import { FtsIndexer } from "./ftsIndexer.js";
 import { SqliteIntegrations } from "./integrations.js";
 import { SqliteJobState } from "./jobState.js";
@@ -22,6 +23,7 @@ import { Retention } from "./retention.js";
 import { SqliteRuns, toRun } from "./runs.js";
 import type { RunRow } from "./runs.js";
 import type { Db } from "./sql.js";
+import { SqliteTimeline } from "./timeline.js";
 import type { AlertRow, IntegrationStatusRow, JobStateRow, OutputRow } from "./types.js";
 
 export const STORE_DEFAULTS = {
@@ -68,6 +70,7 @@ export class SqliteStore implements Store {
   readonly jobState: SqliteJobState;
   readonly alerts: SqliteAlerts;
   readonly integrations: SqliteIntegrations;
+  readonly timeline: SqliteTimeline;
   private readonly writer: LogWriter;
   private readonly indexer: FtsIndexer;
   private readonly retention: Retention;
@@ -91,7 +94,9 @@ export class SqliteStore implements Store {
       logger,
       onCommitted: (lastId) => this.indexer.noteWritten(lastId),
     });
-    this.runs = new SqliteRuns(db);
+    const attempts = new SqliteAttempts(db);
+    this.runs = new SqliteRuns(db, attempts);
+    this.timeline = new SqliteTimeline(db, attempts);
     this.logs = new SqliteLogs(db, this.writer, this.indexer);
     this.outputs = new SqliteOutputs(db);
     this.jobState = new SqliteJobState(db);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
+import { MIGRATIONS } from "./migrations/index.js";
 import { ConflictError, InvalidQueryError, NotFoundError } from "./errors.js";
 import { open, runTo, tempDir } from "./testing.js";
 import type { TempDir } from "./testing.js";
@@ -124,7 +125,7 @@ describe("export and integrity", () => {
     const run = runTo(store, "RUNNING", { job_name: "exp", tags: ["t"] });
     store.logs.append(run.id, "stdout", "buffered until export", TS);
     const e = store.exportAll();
-    expect(e.schema_version).toBe(2);
+    expect(e.schema_version).toBe(MIGRATIONS.length);
     expect(Date.parse(e.exported_at)).not.toBeNaN();
     expect(e.job_runs.find((r) => r.id === run.id)).toEqual(store.runs.get(run.id));
     expect(e.job_runs.find((r) => r.id === run.id)?.tags).toEqual(["t"]);

@@ -77,7 +77,15 @@ export type RunPatch = Partial<
     | "duration_ms"
     | "next_attempt_at"
   >
->;
+> & {
+  /**
+   * When the attempt that this transition to RUNNING starts began (ISO). Not
+   * a job_runs column: a run leaving RETRYING records its attempts in
+   * run_attempts, and this is the new attempt's start there. Without it the
+   * retry instant (`next_attempt_at`) stands in.
+   */
+  attempt_started_at?: string;
+};
 
 export interface JobStateRow {
   job_name: string;
@@ -127,6 +135,18 @@ export interface IntegrationStatusRow {
   credential_status: string;
   last_test_result: string | null;
   last_test_at: string | null;
+}
+
+/**
+ * One attempt of a run that retried (run_attempts). `finished_at` null: the
+ * run's current or last attempt, which ends when the run does.
+ */
+export interface AttemptSpan {
+  attempt: number;
+  started_at: string;
+  finished_at: string | null;
+  exit_code: number | null;
+  error: string | null;
 }
 
 /** `{rows, total, page, page_size}` pages (CONTRACT §4). */

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { dashboardRoutes } from "../dashboard.js";
 import type { ApiDeps } from "../deps.js";
@@ -13,6 +14,8 @@ import { jobRoutes } from "./jobs.js";
 import { metricsRoutes } from "./metrics.js";
 import { observabilityRoutes } from "./observability.js";
 import { runRoutes } from "./runs.js";
+import { RunChanges } from "../runChanges.js";
+import { timelineRoutes } from "./timeline.js";
 
 export interface RoutesOptions {
   deps: ApiDeps;
@@ -29,9 +32,13 @@ export async function allRoutes(app: FastifyInstance, opts: RoutesOptions): Prom
   const { deps } = opts;
   const views = new ViewCache(deps.bus);
   app.addHook("onClose", async () => views.close());
+  const changes = new RunChanges(deps.bus, `${deps.startedAt.toString(36)}${randomBytes(3).toString("hex")}`);
+  // Held blocking queries are answered before the server waits for open requests to end.
+  app.addHook("preClose", async () => changes.close());
   daemonRoutes(app, deps, views);
   jobRoutes(app, deps, views);
   runRoutes(app, deps);
+  timelineRoutes(app, deps, changes);
   observabilityRoutes(app, deps);
   configRoutes(app, deps);
   dbRoutes(app, deps, views);
