@@ -37,4 +37,8 @@ export default tseslint.config(
       "no-constant-condition": ["error", { checkLoops: false }],
     },
   },
+  {
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", __dirname: "readonly" } },
+  },
 );

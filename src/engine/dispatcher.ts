@@ -1,28 +1,30 @@
 import type { JobConfig } from "../config/types.js";
-import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
-import { isTransientStorageError } from "../store/errors.js";
 import type { RunRecord } from "../store/types.js";
-import { Attempt, type AttemptResult } from "./attempt.js";
-import { notify, nowIso, setStatus, setStatuses, type EngineContext, type Waiting } from "./context.js";
-import { afterFailure, succeed } from "./outcomes.js";
+import { applyEffects } from "./apply.js";
+import { Attempt } from "./attempt.js";
+import { nowIso, setStatuses, type EngineContext, type Waiting } from "./context.js";
+import { activeRunsOf, gatherFacts } from "./facts.js";
+import { decide, type Effect } from "./outcomes.js";
 import { prepareSpawn } from "./prepare.js";
+import { Recorder } from "./recorder.js";
 
 /**
- * The bounded pool (CONTRACT §3): at most `executor.pool_size` subprocesses
- * and at most `scheduler.max_concurrent_jobs` runs RUNNING or RETRYING; the
- * rest wait PENDING in FIFO (run id) order. A run whose dependency gate is
- * closed does not block the runs behind it.
+ * The queue and its gates (CONTRACT §3): at most `executor.pool_size`
+ * subprocesses and at most `scheduler.max_concurrent_jobs` runs RUNNING or
+ * RETRYING; the rest wait PENDING in FIFO (run id) order. A run whose
+ * dependency gate is closed does not block the runs behind it. Whether a
+ * ready run starts, waits or is dropped is decide()'s (outcomes.ts); how
+ * attempts end is recorded by the Recorder.
  */
 export class Dispatcher {
   private pumping = false;
   private again = false;
-  /** Attempts that ended this turn, recorded together (recordEndings). */
-  private readonly endings: Ending[] = [];
-  /** Ends the database refused, each waiting for its next try. */
-  private readonly unwritten = new Map<Ending, { failures: number; timer: TimerHandle }>();
+  private readonly recorder: Recorder;
 
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(private readonly ctx: EngineContext) {
+    this.recorder = new Recorder(ctx, () => this.pump());
+  }
 
   /** Starts every waiting run that may start now. Re-entrant calls are folded into one more pass. */
   pump(): void {
@@ -100,32 +102,20 @@ export class Dispatcher {
     }
   }
 
-  /** Starts the run if it may start. True when it wrote something else (a drop, a replace, a failed dispatch). */
+  /** Starts the run if decide() says so. True when it wrote something else (a drop, a replace, a failed dispatch). */
   private consider(run: RunRecord, cycles: Map<string, RunRecord[]>, started: Started[]): boolean {
     const { ctx } = this;
     const job = ctx.project.jobs.get(run.job_name);
-    if (!job) {
-      this.drop(run, "FAILED", `job ${run.job_name} is no longer in svc.yaml`);
-      return true;
-    }
-    if (ctx.halted.has(run.cycle_id)) {
-      this.drop(run, run.status === "PENDING" ? "SKIPPED" : "FAILED", "pipeline stopped");
-      return true;
-    }
-    let replaced = false;
-    if (run.status === "PENDING") {
-      if (!this.gateOpen(run, job, cycles)) return false;
-      const others = job.concurrency === "allow" ? [] : this.activeRunsOf(job.name, run.id);
-      if (others.length > 0 && job.concurrency === "forbid") {
-        this.drop(run, "SKIPPED", "concurrency forbid");
-        return true;
-      }
-      if (others.length > 0 && job.concurrency === "replace") {
-        for (const other of others) this.stopRun(other, `replaced by run ${run.id}`);
-        replaced = true;
-      }
-    }
-    return this.start(run, job, started) || replaced;
+    const effects = decide({ kind: "ready" }, gatherFacts(ctx, run, () => this.gateOpen(run, job!, cycles)), ctx.clock.now(), ctx.random);
+    const start = effects.find((e): e is Effect & { kind: "start" } => e.kind === "start");
+    const others = effects.length > (start ? 1 : 0);
+    if (others) this.apply(effects);
+    if (!start || !job) return others;
+    return this.start(run, job, start.attemptNo, started) || others;
+  }
+
+  private apply(effects: readonly Effect[]): void {
+    applyEffects(this.ctx, effects, () => this.pump());
   }
 
   /** Waiting runs that are RETRYING. */
@@ -135,12 +125,9 @@ export class Dispatcher {
     return n;
   }
 
-  /** Run ids of a job that are RUNNING or RETRYING, except `exceptId`. */
-  activeRunsOf(job: string, exceptId = -1): number[] {
-    const ids: number[] = [];
-    for (const a of this.ctx.attempts.values()) if (a.job.name === job && a.run.id !== exceptId) ids.push(a.run.id);
-    for (const w of this.ctx.waiting.values()) if (w.job === job && w.status === "RETRYING" && w.id !== exceptId) ids.push(w.id);
-    return ids;
+  /** Run ids of a job that are RUNNING or RETRYING. */
+  activeRunsOf(job: string): number[] {
+    return activeRunsOf(this.ctx, job).map((r) => r.id);
   }
 
   /**
@@ -161,45 +148,21 @@ export class Dispatcher {
     return true;
   }
 
-  /** Ends a waiting run without starting it. */
-  private drop(run: RunRecord, to: "SKIPPED" | "FAILED", error: string): void {
-    setStatus(this.ctx, run, to, { error, finished_at: nowIso(this.ctx) });
-    // Only once recorded: a write that failed (locked or full database) leaves it queued for a later pass.
-    this.ctx.waiting.delete(run.id);
-  }
-
-  /** Stops a RUNNING or RETRYING run for good (cancel, replace, pipeline stop). */
-  stopRun(id: number, reason: string): void {
-    const attempt = this.ctx.attempts.get(id);
-    if (attempt) {
-      attempt.stop(reason);
-      return;
-    }
-    const w = this.ctx.waiting.get(id);
-    const run = this.ctx.store.runs.get(id);
-    if (w && run && run.status === "RETRYING") this.drop(run, "FAILED", reason);
+  /** Stops RUNNING or RETRYING runs for good (cancel): each ends FAILED with `reason`. */
+  stopRuns(ids: readonly number[], reason: string): void {
+    this.apply(ids.map((runId) => ({ kind: "stop", runId, reason })));
   }
 
   /**
    * Spawns the run's process; its RUNNING transition is recorded by recordStarts at the end of the
    * pass. True when it could not be dispatched (recorded FAILED, with what follows a failure).
    */
-  private start(run: RunRecord, job: JobConfig, started: Started[]): boolean {
+  private start(run: RunRecord, job: JobConfig, attemptNo: number, started: Started[]): boolean {
     const { ctx } = this;
-    const attemptNo = run.status === "RETRYING" ? run.attempt + 1 : run.attempt;
     const spec = prepareSpawn(ctx, run, job, attemptNo);
     if ("error" in spec) {
-      // A dispatch error is not retried: a missing value or variable will not appear by waiting.
-      const failed = setStatus(ctx, run, "FAILED", {
-        attempt: attemptNo,
-        error: spec.error,
-        finished_at: nowIso(ctx),
-        duration_ms: 0,
-      });
-      ctx.waiting.delete(run.id);
-      ctx.store.logs.append(run.id, "stderr", `svc: ${spec.error}`, nowIso(ctx));
-      ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at });
-      afterFailure(ctx, this, failed, job, false);
+      const situation = { kind: "dispatchFailed", attemptNo, error: spec.error } as const;
+      this.apply(decide(situation, gatherFacts(ctx, run), ctx.clock.now(), ctx.random));
       return true;
     }
     const attempt = new Attempt(
@@ -260,168 +223,10 @@ export class Dispatcher {
     }
     started.forEach(({ job, attempt, attemptNo }, i) => {
       const run = running[i]!;
-      void attempt.done.then((result) => this.ended({ run, job, result, finishedAt: ctx.clock.now() }));
+      void attempt.done.then((result) => this.recorder.ended({ run, job, result, finishedAt: ctx.clock.now() }));
       ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, at);
     });
   }
-
-  /**
-   * An attempt ended. Its end is recorded at the end of this event-loop turn,
-   * together with every other attempt that ended in the same turn: one
-   * transaction (and one log flush) for all of them, not one each.
-   */
-  private ended(ending: Ending): void {
-    this.endings.push(ending);
-    if (this.endings.length === 1) setImmediate(() => this.recordEndings());
-  }
-
-  private recordEndings(): void {
-    const batch = this.endings.splice(0);
-    if (batch.length > 1 && this.writeEnds(batch) === null) return this.pump();
-    // One end, or a batch the database refused (nothing of it written): each on its own, with its own retries.
-    for (const e of batch) this.recordEnd(e);
-  }
-
-  /**
-   * Records how an attempt ended, in one transaction: either all of it (status, job state,
-   * retry or policy, downstream runs) or nothing. When the database refuses the write (locked
-   * past busy_timeout, disk full) the attempt keeps its pool slot and the write is tried again
-   * every second: the run must never stay RUNNING in the database with nobody watching it.
-   */
-  private recordEnd(ending: Ending, failures = 0): void {
-    const { ctx } = this;
-    const { run, job } = ending;
-    const err = this.writeEnds([ending]);
-    if (err !== null && isTransientStorageError(err)) return this.retryLater(ending, failures, err);
-    if (err !== null) {
-      // Not the database refusing a write but a bug on the way (a transition the table refuses,
-      // a TypeError in a policy): the full end cannot be written, so the run ends FAILED with the
-      // error, on its own, without retry or policy. Never left RUNNING with nobody watching it.
-      ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed: it ends FAILED with the error`);
-      const unrecorded = this.failUnrecorded(ending, err);
-      if (unrecorded !== null && isTransientStorageError(unrecorded)) return this.retryLater(ending, failures, unrecorded);
-      if (unrecorded !== null) ctx.log.error({ err: unrecorded, run_id: run.id, job: job.name }, `run ${run.id}: could not record it FAILED either`);
-      ctx.attempts.delete(run.id);
-    } else if (failures > 0) {
-      ctx.log.info({ run_id: run.id, job: job.name }, `recorded the end of run ${run.id} after ${failures} failed tries`);
-    }
-    this.pump();
-  }
-
-  /** The database refused the end (locked, full): the attempt keeps its slot and the write is tried again in a second. */
-  private retryLater(ending: Ending, failures: number, err: Error): void {
-    const { ctx } = this;
-    const { run, job } = ending;
-    if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
-    const timer = ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => {
-      this.unwritten.delete(ending);
-      this.recordEnd(ending, failures + 1);
-    });
-    this.unwritten.set(ending, { failures, timer });
-  }
-
-  /**
-   * The end of a run could not be written for a reason other than storage: the run ends FAILED with
-   * that error (no retry, no failure policy beyond the alert), its job's lock released. Returns what
-   * the database threw, or null.
-   */
-  private failUnrecorded({ run, job, result, finishedAt }: Ending, why: Error): Error | null {
-    const { ctx } = this;
-    const at = new Date(finishedAt).toISOString();
-    try {
-      const current = ctx.store.runs.get(run.id);
-      if (current?.status !== "RUNNING") return null; // someone else ended it: nothing left RUNNING
-      const [failed] = setStatuses(
-        ctx,
-        [
-          {
-            run: current,
-            to: "FAILED",
-            patch: {
-              error: `internal error while recording the end of the run: ${why.message}`,
-              exit_code: result.exitCode,
-              finished_at: at,
-              duration_ms: Math.max(0, finishedAt - Date.parse(current.started_at ?? at)),
-              pid: null,
-            },
-          },
-        ],
-        () => ctx.store.jobState.upsert(job.name, { last_failure: at, lock_pid: null }),
-      );
-      if (job.onFailure === "alert") notify(ctx, "on_failure", failed!);
-      return null;
-    } catch (e) {
-      return toError(e);
-    }
-  }
-
-  /**
-   * Every buffered line, then the ends, in one transaction; frees the attempts' pool slots once
-   * written. Returns what the database threw, or null. Runs the outcomes make ready start after
-   * the commit, in the caller's pump.
-   */
-  private writeEnds(batch: Ending[]): Error | null {
-    const { ctx } = this;
-    this.pumping = true;
-    try {
-      // Every line of an attempt is stored before its end: whoever sees the run finished reads all of it.
-      ctx.store.logs.flush();
-      ctx.store.tx(() => {
-        for (const e of batch) this.record(e);
-      });
-    } catch (e) {
-      return toError(e);
-    } finally {
-      this.pumping = false;
-    }
-    for (const e of batch) ctx.attempts.delete(e.run.id);
-    this.retryUnwritten();
-    return null;
-  }
-
-  /**
-   * The database took a write again (space is back, the lock is gone): the ends it refused are
-   * tried now, each in a later turn, not at their next timer, so no run stays RUNNING without
-   * its process for up to a second more than it must.
-   */
-  private retryUnwritten(): void {
-    if (this.unwritten.size === 0) return;
-    const pending = [...this.unwritten];
-    this.unwritten.clear();
-    for (const [ending, { failures, timer }] of pending) {
-      timer.cancel();
-      setImmediate(() => this.recordEnd(ending, failures + 1));
-    }
-  }
-
-  /** `run` is the RUNNING row its start returned; the transitions below check its status and return the row as stored. */
-  private record({ run, job, result, finishedAt }: Ending): void {
-    const { ctx } = this;
-    const patch = {
-      exit_code: result.exitCode,
-      hc_status: result.hc,
-      finished_at: new Date(finishedAt).toISOString(),
-      // Wall-clock difference: a clock stepped back during the run must not make it negative.
-      duration_ms: Math.max(0, finishedAt - Date.parse(run.started_at ?? new Date(finishedAt).toISOString())),
-      pid: null,
-    };
-    // The job's lock is released in the same write as its last_success / last_failure.
-    if (result.ok) {
-      succeed(ctx, this, run, job, { ...patch, error: result.hc === "warn" ? result.error : null }, result.hc === "warn", { lock_pid: null });
-    } else {
-      const failed = setStatus(ctx, run, "FAILED", { ...patch, error: result.error });
-      ctx.store.jobState.upsert(job.name, { last_failure: failed.finished_at, lock_pid: null });
-      afterFailure(ctx, this, failed, job, result.retryable);
-    }
-  }
-}
-
-/** An attempt that ended, waiting to be recorded. */
-interface Ending {
-  run: RunRecord;
-  job: JobConfig;
-  result: AttemptResult;
-  finishedAt: number;
 }
 
 /** A process a dispatch pass started, before its RUNNING transition is recorded. */
@@ -436,6 +241,3 @@ interface Started {
 
 /** Waiting runs read per query in a dispatch pass. */
 const READ_AHEAD = 64;
-
-/** How long to wait before writing the end of a run again after the database refused it. */
-const RECORD_RETRY_MS = 1_000;

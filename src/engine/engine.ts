@@ -47,7 +47,7 @@ export class Engine {
 
   /** Reconciles what a previous daemon left, computes slots (with catch-up), starts the tick. */
   async start(): Promise<StartSummary> {
-    const { lost, resumed } = await reconcile(this.ctx, this.pool);
+    const { lost, resumed } = await reconcile(this.ctx, () => this.pool.pump());
     const next = this.scheduler.init(this.ctx.clock.now());
     this.pool.pump();
     this.armTick();
@@ -168,7 +168,7 @@ export class Engine {
     const job = this.job(name);
     const ids = this.pool.activeRunsOf(job.name);
     if (ids.length === 0) throw conflict(`job ${name} has no RUNNING or RETRYING run to cancel`);
-    for (const id of ids) this.pool.stopRun(id, "cancelled");
+    this.pool.stopRuns(ids, "cancelled");
     return ids.map((id) => this.ctx.store.runs.get(id)).filter((r): r is RunRecord => r !== null);
   }
 

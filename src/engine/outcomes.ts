@@ -1,152 +1,310 @@
 import type { JobConfig } from "../config/types.js";
-import type { JobStateRow, RunPatch, RunRecord } from "../store/types.js";
-import { createRun, isPaused, notify, nowIso, setStatus, type EngineContext } from "./context.js";
-import type { Dispatcher } from "./dispatcher.js";
+import type { JobStateRow, LogStream, NewRun, RunPatch, RunRecord, RunStatus } from "../store/types.js";
+import type { AttemptResult } from "./attempt.js";
 import { retryDelayMs } from "./retryDelay.js";
 
 /**
- * What happens after an attempt: SPEC's transition table from RUNNING on,
- * retries, failure policies and dependency triggering (CONTRACT §3).
+ * The engine's decisions, pure: what follows when an attempt ends, a dispatch
+ * fails, a run is found lost at startup, or a waiting run may start (SPEC's
+ * transition table from RUNNING on, retries, failure policies, concurrency
+ * policies and dependency triggering, CONTRACT §3).
+ *
+ * `decide(situation, facts, now, random) -> Effect[]` reads only its inputs:
+ * no database, no clock, no process. The dispatcher gathers the facts and
+ * applies the effects in one transaction (apply.ts), announcing them after the
+ * commit. Each row of the policy tables is a table test (outcomes.test.ts).
  */
 
-export function succeed(
-  ctx: EngineContext,
-  pool: Dispatcher,
-  run: RunRecord,
-  job: JobConfig,
-  patch: RunPatch,
-  hcWarned: boolean,
-  /** More job_state fields to write with last_success. */
-  state: Partial<Omit<JobStateRow, "job_name">> = {},
-): RunRecord {
-  const previous = ctx.store.runs.lastFinished(job.name)?.status ?? null;
-  const done = setStatus(ctx, run, "SUCCESS", patch);
-  ctx.store.jobState.upsert(job.name, { ...state, last_success: done.finished_at });
-  notify(ctx, "on_success", done, previous);
-  // A healthcheck that fails with warn_only fires the on_sla_breach event (SPEC).
-  if (hcWarned) notify(ctx, "on_sla_breach", done);
-  triggerDownstream(ctx, done);
-  pool.pump();
-  return done;
-}
+/** What happened to `facts.run` that needs a decision. */
+export type Situation =
+  /** An attempt of the RUNNING run ended. */
+  | { kind: "ended"; result: AttemptResult; finishedAt: number }
+  /** The PENDING or RETRYING run could not be dispatched (a missing output value, an unset variable): never retried. */
+  | { kind: "dispatchFailed"; attemptNo: number; error: string }
+  /** A RUNNING run left by a previous daemon: its process is gone (CONTRACT §3 crash recovery). */
+  | { kind: "lost" }
+  /** A waiting (PENDING or RETRYING) run reached the head of the queue with a pool slot free. */
+  | { kind: "ready" };
+
+export type NotifyEvent = "on_success" | "on_failure" | "on_sla_breach" | "on_retry";
+
+export type Effect =
+  /** A checked status change of a run that is `from` as stored. */
+  | { kind: "transition"; runId: number; from: RunStatus; to: RunStatus; patch: RunPatch }
+  /** A new run row (a dependency-triggered PENDING run, or a SKIPPED row of a skipped descendant). */
+  | { kind: "create"; run: Omit<NewRun, "created_at"> }
+  | { kind: "jobState"; job: string; patch: Partial<Omit<JobStateRow, "job_name">> }
+  /** A line in the run's log (the reason a dispatch failed). */
+  | { kind: "logLine"; runId: number; stream: LogStream; line: string }
+  /** Stop an active run for good: SIGTERM its attempt (its end is recorded when it exits), or end it FAILED if it waits to retry. */
+  | { kind: "stop"; runId: number; reason: string }
+  /** Start the ready run's attempt number `attemptNo`. */
+  | { kind: "start"; runId: number; attemptNo: number }
+  | { kind: "notify"; event: NotifyEvent; runId: number; previousStatus: RunStatus | null }
+  /** Nothing new dispatches in the cycle any more (`on_failure: stop`). */
+  | { kind: "halt"; cycleId: string }
+  /** Look at the queue again at `at` (a retry instant), not only at the next whole-second tick. */
+  | { kind: "wake"; at: number }
+  | { kind: "log"; level: "info" | "warn"; fields: Record<string, unknown>; message: string };
 
 /**
- * A FAILED attempt: retry while attempts remain (when `retryable`), else the
- * job's failure policy.
+ * What decide may know. The lists a decision needs only sometimes are read on
+ * first use (most ends need no cycle: a job without downstream jobs).
  */
-export function afterFailure(ctx: EngineContext, pool: Dispatcher, run: RunRecord, job: JobConfig, retryable: boolean): void {
-  if (retryable && run.attempt < 1 + job.retries) {
-    const at = ctx.clock.now() + retryDelayMs(job.retryDelay, run.attempt, ctx.random);
-    const retrying = setStatus(ctx, run, "RETRYING", { next_attempt_at: new Date(at).toISOString() });
-    ctx.waiting.set(run.id, { id: run.id, job: job.name, cycleId: run.cycle_id, status: "RETRYING", nextAttemptAt: at });
-    // Wake exactly at the retry instant rather than at the next whole-second tick.
-    ctx.clock.setTimer(at, () => pool.pump());
-    notify(ctx, "on_retry", retrying);
-    return;
-  }
-  switch (job.onFailure) {
-    case "alert":
-      notify(ctx, "on_failure", run);
-      return;
-    case "skip": {
-      const skipped = setStatus(ctx, run, "SKIPPED");
-      skipDescendants(ctx, skipped);
-      return;
-    }
-    case "stop":
-      haltCycle(ctx, pool, run);
-      return;
-    case "ignore":
-      ctx.log.info({ job: job.name, run_id: run.id, error: run.error }, "run failed (on_failure: ignore)");
-      return;
-  }
+export interface Facts {
+  /** The run as stored now. */
+  run: RunRecord;
+  /** Its job in the current config; undefined when svc.yaml no longer has it. */
+  job: JobConfig | undefined;
+  cycle: {
+    /** Halted by an `on_failure: stop` job. */
+    halted: boolean;
+    /** Every run of the cycle as stored now. */
+    runs(): readonly RunRecord[];
+  };
+  downstreams: {
+    /** The jobs that list `job` upstream, in file order. */
+    of(job: string): readonly string[];
+    job(name: string): JobConfig | undefined;
+    paused(name: string): boolean;
+  };
+  /** Status of the job's most recent finished run (for `only_after_failure`). */
+  previousStatus(): RunStatus | null;
+  /** The job's other RUNNING or RETRYING runs (for the concurrency policy). */
+  othersActive(): readonly { id: number; status: RunStatus }[];
+  /** CONTRACT §3's dependency gate of a PENDING run (checked after the halted cycle, before concurrency). */
+  gateOpen(): boolean;
 }
 
-/**
- * When a run of U ends SUCCESS in cycle C, each dependency-triggered job D
- * downstream of U gets one PENDING run in C (CONTRACT §3). An existing live
- * or successful run of D in C is reused (its gate is checked again); a
- * FAILED or SKIPPED one is not, so a manual retry of U can still lead on.
- */
-export function triggerDownstream(ctx: EngineContext, run: RunRecord): void {
-  if (ctx.halted.has(run.cycle_id)) return;
-  const downs = ctx.downstreams.get(run.job_name);
-  if (!downs) return;
-  const inCycle = ctx.store.runs.inCycle(run.cycle_id);
-  for (const name of downs) {
-    const job = ctx.project.jobs.get(name);
-    if (!job || !job.dependencyTriggered) continue;
-    if (isPaused(ctx, name)) {
-      ctx.log.info({ job: name, upstream: run.job_name, cycle_id: run.cycle_id }, "job is paused: not triggered");
-      continue;
-    }
-    const live = inCycle.some((r) => r.job_name === name && r.status !== "FAILED" && r.status !== "SKIPPED");
-    if (live) continue;
-    createRun(ctx, { job_name: name, trigger: "dependency", triggered_by: run.job_name, cycle_id: run.cycle_id }, job);
+export function decide(situation: Situation, facts: Facts, now: number, random: () => number): Effect[] {
+  const d = new Decision(facts, now, random);
+  switch (situation.kind) {
+    case "ended":
+      d.ended(situation.result, situation.finishedAt);
+      break;
+    case "dispatchFailed":
+      d.dispatchFailed(situation.attemptNo, situation.error);
+      break;
+    case "lost":
+      d.lost();
+      break;
+    case "ready":
+      d.ready();
+      break;
   }
+  return d.effects;
 }
 
-/**
- * `on_failure: skip`: each dependency-triggered job downstream (transitively)
- * that would have run in the cycle gets a SKIPPED row there
- * (`error: upstream skipped`); an existing PENDING run is skipped instead.
- */
-function skipDescendants(ctx: EngineContext, run: RunRecord): void {
-  const inCycle = ctx.store.runs.inCycle(run.cycle_id);
-  const queue: [string, string][] = (ctx.downstreams.get(run.job_name) ?? []).map((d) => [d, run.job_name]);
-  const seen = new Set<string>();
-  while (queue.length > 0) {
-    const [name, upstream] = queue.shift()!;
-    if (seen.has(name)) continue;
-    seen.add(name);
-    const job = ctx.project.jobs.get(name);
-    if (!job || !job.dependencyTriggered) continue;
-    const error = `upstream skipped: ${upstream}`;
-    const existing = inCycle.filter((r) => r.job_name === name);
-    const pending = existing.find((r) => r.status === "PENDING");
-    if (pending) {
-      ctx.waiting.delete(pending.id);
-      setStatus(ctx, pending, "SKIPPED", { error, finished_at: nowIso(ctx) });
-    } else if (existing.length === 0) {
-      createRun(
-        ctx,
-        { job_name: name, trigger: "dependency", triggered_by: upstream, cycle_id: run.cycle_id, status: "SKIPPED", error },
-        job,
-      );
-    } else {
-      continue; // it already ran in this cycle through another path: leave it and what follows
-    }
-    for (const d of ctx.downstreams.get(name) ?? []) queue.push([d, name]);
-  }
-}
+const iso = (ms: number): string => new Date(ms).toISOString();
 
-/**
- * `on_failure: stop`: the cycle halts. PENDING runs in it become SKIPPED,
- * RUNNING and RETRYING runs downstream of the failed job are cancelled
- * (`error: pipeline stopped`), and nothing new dispatches in the cycle.
- */
-function haltCycle(ctx: EngineContext, pool: Dispatcher, run: RunRecord): void {
-  ctx.halted.add(run.cycle_id);
-  const downstream = descendants(ctx, run.job_name);
-  for (const r of ctx.store.runs.inCycle(run.cycle_id)) {
-    if (r.status === "PENDING") {
-      ctx.waiting.delete(r.id);
-      setStatus(ctx, r, "SKIPPED", { error: "pipeline stopped", finished_at: nowIso(ctx) });
-    } else if ((r.status === "RUNNING" || r.status === "RETRYING") && downstream.has(r.job_name)) {
-      pool.stopRun(r.id, "pipeline stopped");
+/** One decision: its facts, and the effects in the order they apply. */
+class Decision {
+  readonly effects: Effect[] = [];
+  private readonly at: string;
+
+  constructor(
+    private readonly facts: Facts,
+    private readonly now: number,
+    private readonly random: () => number,
+  ) {
+    this.at = iso(now);
+  }
+
+  private push(e: Effect): void {
+    this.effects.push(e);
+  }
+
+  /** A transition of `run`; returns the run as it will be stored, for what follows. */
+  private transition(run: RunRecord, to: RunStatus, patch: RunPatch = {}): RunRecord {
+    this.push({ kind: "transition", runId: run.id, from: run.status, to, patch });
+    return { ...run, ...patch, status: to };
+  }
+
+  ended(result: AttemptResult, finishedAt: number): void {
+    const { run } = this.facts;
+    const job = this.facts.job!;
+    const finished = iso(finishedAt);
+    const patch: RunPatch = {
+      exit_code: result.exitCode,
+      hc_status: result.hc,
+      finished_at: finished,
+      // Wall-clock difference: a clock stepped back during the run must not make it negative.
+      duration_ms: Math.max(0, finishedAt - Date.parse(run.started_at ?? finished)),
+      pid: null,
+    };
+    // The job's lock is released in the same write as its last_success / last_failure.
+    if (result.ok) {
+      const previous = this.facts.previousStatus();
+      const done = this.transition(run, "SUCCESS", { ...patch, error: result.hc === "warn" ? result.error : null });
+      this.push({ kind: "jobState", job: job.name, patch: { lock_pid: null, last_success: finished } });
+      this.push({ kind: "notify", event: "on_success", runId: run.id, previousStatus: previous });
+      // A healthcheck that fails with warn_only fires the on_sla_breach event (SPEC).
+      if (result.hc === "warn") this.push({ kind: "notify", event: "on_sla_breach", runId: run.id, previousStatus: null });
+      this.triggerDownstream(done);
+      return;
+    }
+    const failed = this.transition(run, "FAILED", { ...patch, error: result.error });
+    this.push({ kind: "jobState", job: job.name, patch: { last_failure: finished, lock_pid: null } });
+    this.afterFailure(failed, job, result.retryable);
+  }
+
+  dispatchFailed(attemptNo: number, error: string): void {
+    const { run } = this.facts;
+    const job = this.facts.job!;
+    const failed = this.transition(run, "FAILED", { attempt: attemptNo, error, finished_at: this.at, duration_ms: 0 });
+    this.push({ kind: "logLine", runId: run.id, stream: "stderr", line: `svc: ${error}` });
+    this.push({ kind: "jobState", job: job.name, patch: { last_failure: this.at } });
+    // A dispatch error is not retried: a missing value or variable will not appear by waiting.
+    this.afterFailure(failed, job, false);
+  }
+
+  lost(): void {
+    const { run, job } = this.facts;
+    const failed = this.transition(run, "FAILED", { error: "daemon restarted, process lost", finished_at: this.at, pid: null });
+    this.push({ kind: "jobState", job: run.job_name, patch: { last_failure: this.at } });
+    if (job) this.afterFailure(failed, job, true);
+  }
+
+  /** CONTRACT §3: a removed job, a halted cycle, the gate, then the concurrency policy of a new run. */
+  ready(): void {
+    const { run, job } = this.facts;
+    if (!job) {
+      this.transition(run, "FAILED", { error: `job ${run.job_name} is no longer in svc.yaml`, finished_at: this.at });
+      return;
+    }
+    if (this.facts.cycle.halted) {
+      this.transition(run, run.status === "PENDING" ? "SKIPPED" : "FAILED", { error: "pipeline stopped", finished_at: this.at });
+      return;
+    }
+    if (run.status === "RETRYING") {
+      this.push({ kind: "start", runId: run.id, attemptNo: run.attempt + 1 });
+      return;
+    }
+    if (!this.facts.gateOpen()) return; // waits in PENDING
+    const others = job.concurrency === "allow" ? [] : this.facts.othersActive();
+    if (others.length > 0 && job.concurrency === "forbid") {
+      this.transition(run, "SKIPPED", { error: "concurrency forbid", finished_at: this.at });
+      return;
+    }
+    if (job.concurrency === "replace") {
+      for (const other of others) this.push({ kind: "stop", runId: other.id, reason: `replaced by run ${run.id}` });
+    }
+    this.push({ kind: "start", runId: run.id, attemptNo: run.attempt });
+  }
+
+  /** A FAILED attempt: retry while attempts remain (when `retryable`), else the job's failure policy. */
+  private afterFailure(run: RunRecord, job: JobConfig, retryable: boolean): void {
+    if (retryable && run.attempt < 1 + job.retries) {
+      const at = this.now + retryDelayMs(job.retryDelay, run.attempt, this.random);
+      this.transition(run, "RETRYING", { next_attempt_at: iso(at) });
+      // Wake exactly at the retry instant rather than at the next whole-second tick.
+      this.push({ kind: "wake", at });
+      this.push({ kind: "notify", event: "on_retry", runId: run.id, previousStatus: null });
+      return;
+    }
+    switch (job.onFailure) {
+      case "alert":
+        this.push({ kind: "notify", event: "on_failure", runId: run.id, previousStatus: null });
+        return;
+      case "skip":
+        this.skipDescendants(this.transition(run, "SKIPPED"));
+        return;
+      case "stop":
+        this.haltCycle(run);
+        return;
+      case "ignore":
+        this.push({ kind: "log", level: "info", fields: { job: job.name, run_id: run.id, error: run.error }, message: "run failed (on_failure: ignore)" });
+        return;
     }
   }
-  ctx.log.warn({ job: run.job_name, run_id: run.id, cycle_id: run.cycle_id }, "pipeline stopped (on_failure: stop)");
-}
 
-function descendants(ctx: EngineContext, job: string): Set<string> {
-  const out = new Set<string>();
-  const queue = [...(ctx.downstreams.get(job) ?? [])];
-  while (queue.length > 0) {
-    const name = queue.pop()!;
-    if (out.has(name)) continue;
-    out.add(name);
-    queue.push(...(ctx.downstreams.get(name) ?? []));
+  /**
+   * When a run of U ends SUCCESS in cycle C, each dependency-triggered job D
+   * downstream of U gets one PENDING run in C (CONTRACT §3). An existing live
+   * or successful run of D in C is reused (its gate is checked again); a
+   * FAILED or SKIPPED one is not, so a manual retry of U can still lead on.
+   */
+  private triggerDownstream(run: RunRecord): void {
+    const { cycle, downstreams } = this.facts;
+    if (cycle.halted) return;
+    const downs = downstreams.of(run.job_name);
+    if (downs.length === 0) return;
+    const inCycle = cycle.runs();
+    for (const name of downs) {
+      const job = downstreams.job(name);
+      if (!job || !job.dependencyTriggered) continue;
+      if (downstreams.paused(name)) {
+        this.push({ kind: "log", level: "info", fields: { job: name, upstream: run.job_name, cycle_id: run.cycle_id }, message: "job is paused: not triggered" });
+        continue;
+      }
+      const live = inCycle.some((r) => r.job_name === name && r.status !== "FAILED" && r.status !== "SKIPPED");
+      if (live) continue;
+      this.push({ kind: "create", run: { job_name: name, trigger: "dependency", triggered_by: run.job_name, cycle_id: run.cycle_id, tags: job.tags } });
+    }
   }
-  return out;
+
+  /**
+   * `on_failure: skip`: each dependency-triggered job downstream (transitively)
+   * that would have run in the cycle gets a SKIPPED row there
+   * (`error: upstream skipped: <job>`); an existing PENDING run is skipped instead;
+   * a job that already ran in the cycle through another path is left alone, with what follows it.
+   */
+  private skipDescendants(run: RunRecord): void {
+    const { cycle, downstreams } = this.facts;
+    const inCycle = cycle.runs();
+    const queue: [string, string][] = downstreams.of(run.job_name).map((d) => [d, run.job_name]);
+    const seen = new Set<string>();
+    while (queue.length > 0) {
+      const [name, upstream] = queue.shift()!;
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const job = downstreams.job(name);
+      if (!job || !job.dependencyTriggered) continue;
+      const error = `upstream skipped: ${upstream}`;
+      const existing = inCycle.filter((r) => r.job_name === name);
+      const pending = existing.find((r) => r.status === "PENDING");
+      if (pending) {
+        this.transition(pending, "SKIPPED", { error, finished_at: this.at });
+      } else if (existing.length === 0) {
+        this.push({
+          kind: "create",
+          run: { job_name: name, trigger: "dependency", triggered_by: upstream, cycle_id: run.cycle_id, status: "SKIPPED", error, tags: job.tags },
+        });
+      } else {
+        continue;
+      }
+      for (const d of downstreams.of(name)) queue.push([d, name]);
+    }
+  }
+
+  /**
+   * `on_failure: stop`: the cycle halts. PENDING runs in it become SKIPPED,
+   * RUNNING and RETRYING runs downstream of the failed job are stopped
+   * (`error: pipeline stopped`), and nothing new dispatches in the cycle.
+   */
+  private haltCycle(run: RunRecord): void {
+    this.push({ kind: "halt", cycleId: run.cycle_id });
+    const downstream = this.descendants(run.job_name);
+    for (const r of this.facts.cycle.runs()) {
+      if (r.id === run.id) continue;
+      if (r.status === "PENDING") {
+        this.transition(r, "SKIPPED", { error: "pipeline stopped", finished_at: this.at });
+      } else if ((r.status === "RUNNING" || r.status === "RETRYING") && downstream.has(r.job_name)) {
+        this.push({ kind: "stop", runId: r.id, reason: "pipeline stopped" });
+      }
+    }
+    this.push({ kind: "log", level: "warn", fields: { job: run.job_name, run_id: run.id, cycle_id: run.cycle_id }, message: "pipeline stopped (on_failure: stop)" });
+  }
+
+  private descendants(job: string): Set<string> {
+    const out = new Set<string>();
+    const queue = [...this.facts.downstreams.of(job)];
+    while (queue.length > 0) {
+      const name = queue.pop()!;
+      if (out.has(name)) continue;
+      out.add(name);
+      queue.push(...this.facts.downstreams.of(name));
+    }
+    return out;
+  }
 }

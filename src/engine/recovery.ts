@@ -1,8 +1,9 @@
 import { killGroup, ownsGroup } from "../executor/index.js";
 import type { RunRecord } from "../store/types.js";
-import { nowIso, setStatus, type EngineContext } from "./context.js";
-import type { Dispatcher } from "./dispatcher.js";
-import { afterFailure } from "./outcomes.js";
+import { applyEffects } from "./apply.js";
+import type { EngineContext } from "./context.js";
+import { gatherFacts } from "./facts.js";
+import { decide } from "./outcomes.js";
 
 /**
  * Startup reconciliation (SPEC rule 9, CONTRACT §3). A run left RUNNING by a
@@ -11,18 +12,14 @@ import { afterFailure } from "./outcomes.js";
  * (`daemon restarted, process lost`) and the retry policy decides what
  * follows. PENDING and RETRYING runs rejoin the queue.
  */
-export async function reconcile(ctx: EngineContext, pool: Dispatcher): Promise<{ lost: number; resumed: number }> {
+export async function reconcile(ctx: EngineContext, pump: () => void): Promise<{ lost: number; resumed: number }> {
   const lost = ctx.store.runs.byStatus(["RUNNING"]);
   await Promise.all(lost.map((run) => killLeftovers(ctx, run)));
   for (const run of lost) {
-    const failed = setStatus(ctx, run, "FAILED", {
-      error: "daemon restarted, process lost",
-      finished_at: nowIso(ctx),
-      pid: null,
-    });
-    ctx.store.jobState.upsert(run.job_name, { last_failure: failed.finished_at });
-    const job = ctx.project.jobs.get(run.job_name);
-    if (job) afterFailure(ctx, pool, failed, job, true);
+    // Read again: an earlier lost run's policy (skip, stop) may have changed it.
+    const now = ctx.store.runs.get(run.id);
+    if (now?.status !== "RUNNING") continue;
+    applyEffects(ctx, decide({ kind: "lost" }, gatherFacts(ctx, now), ctx.clock.now(), ctx.random), pump);
   }
   for (const job of ctx.store.jobState.lockedJobs()) ctx.store.jobState.upsert(job, { lock_pid: null });
   const waiting = ctx.store.runs.byStatus(["PENDING", "RETRYING"]);

@@ -1,0 +1,38 @@
+import type { RunRecord, RunStatus } from "../store/types.js";
+import { isPaused, type EngineContext } from "./context.js";
+import type { Facts } from "./outcomes.js";
+
+const NONE: readonly string[] = [];
+
+/**
+ * The facts decide() may use about `run`, read from the engine's state and
+ * the store. The lists are read on first use and then kept for the decision.
+ * `gateOpen` is the dispatcher's (only a ready PENDING run asks it).
+ */
+export function gatherFacts(ctx: EngineContext, run: RunRecord, gateOpen: () => boolean = () => true): Facts {
+  let cycleRuns: RunRecord[] | null = null;
+  return {
+    run,
+    job: ctx.project.jobs.get(run.job_name),
+    cycle: {
+      halted: ctx.halted.has(run.cycle_id),
+      runs: () => (cycleRuns ??= ctx.store.runs.inCycle(run.cycle_id)),
+    },
+    downstreams: {
+      of: (job) => ctx.downstreams.get(job) ?? NONE,
+      job: (name) => ctx.project.jobs.get(name),
+      paused: (name) => isPaused(ctx, name),
+    },
+    previousStatus: () => ctx.store.runs.lastFinished(run.job_name)?.status ?? null,
+    othersActive: () => activeRunsOf(ctx, run.job_name, run.id),
+    gateOpen,
+  };
+}
+
+/** The RUNNING (an attempt in flight) and RETRYING (waiting) runs of a job, except `exceptId`. */
+export function activeRunsOf(ctx: EngineContext, job: string, exceptId = -1): { id: number; status: RunStatus }[] {
+  const out: { id: number; status: RunStatus }[] = [];
+  for (const a of ctx.attempts.values()) if (a.job.name === job && a.run.id !== exceptId) out.push({ id: a.run.id, status: "RUNNING" });
+  for (const w of ctx.waiting.values()) if (w.job === job && w.status === "RETRYING" && w.id !== exceptId) out.push({ id: w.id, status: "RETRYING" });
+  return out;
+}

@@ -1,0 +1,368 @@
+/**
+ * decide() row by row: the failure-policy table (alert, skip, stop, ignore, with transitive skip),
+ * retries (left, exhausted, not retryable), success and dependency triggering, dispatch errors,
+ * lost runs, and the concurrency-policy table (forbid, replace, allow), each with fixed inputs
+ * and the exact effects it must return. No database, clock or process: the engine tests in
+ * test/engine/ check the same rows end to end.
+ */
+import { describe, expect, it } from "vitest";
+import { parseProjectText } from "../config/index.js";
+import type { ProjectConfig } from "../config/types.js";
+import type { RunRecord, RunStatus } from "../store/types.js";
+import type { AttemptResult } from "./attempt.js";
+import { downstreamIndex } from "./context.js";
+import { decide, type Effect, type Facts, type Situation } from "./outcomes.js";
+
+const NOW = Date.parse("2027-01-10T10:00:00.000Z");
+const AT = new Date(NOW).toISOString();
+const iso = (ms: number) => new Date(ms).toISOString();
+const STARTED = NOW - 5_000;
+
+/** extract -> transform -> load (after:), report depends on extract but runs daily (a gate, never triggered). */
+function project(extract: string): ProjectConfig {
+  const yaml = `jobs:
+  extract:
+    command: ./extract.sh
+    tags: [etl]
+${extract.replace(/^/gm, "    ")}
+  transform:
+    command: ./transform.sh
+    frequency: after:extract
+    tags: [etl, t]
+  load:
+    command: ./load.sh
+    frequency: after:transform
+  report:
+    command: ./report.sh
+    depends_on: [extract]
+    frequency: daily
+    time: "0600"
+  side:
+    command: ./side.sh
+`;
+  const r = parseProjectText(yaml, "/p/svc.yaml", {});
+  if (!r.ok) throw new Error(r.errors.map((e) => e.message).join("\n"));
+  return r.value;
+}
+
+function row(id: number, job: string, status: RunStatus, over: Partial<RunRecord> = {}): RunRecord {
+  return {
+    id,
+    job_name: job,
+    status,
+    attempt: 1,
+    trigger: "schedule",
+    triggered_by: "scheduler",
+    reason: null,
+    cycle_id: "c1",
+    tags: [],
+    scheduled_for: null,
+    created_at: iso(STARTED - 1_000),
+    started_at: status === "PENDING" ? null : iso(STARTED),
+    finished_at: null,
+    exit_code: null,
+    sla_breached: 0,
+    hc_status: null,
+    pid: status === "RUNNING" ? 4242 : null,
+    pid_start: null,
+    error: null,
+    duration_ms: null,
+    next_attempt_at: null,
+    ...over,
+  };
+}
+
+interface World {
+  project: ProjectConfig;
+  cycle?: RunRecord[];
+  halted?: boolean;
+  paused?: string[];
+  previous?: RunStatus | null;
+  /** The job's other active runs; undefined: decide must not ask. */
+  others?: { id: number; status: RunStatus }[];
+  gate?: boolean;
+}
+
+function factsOf(w: World, run: RunRecord): Facts {
+  const index = downstreamIndex(w.project);
+  const mustNotAsk = (what: string) => () => {
+    throw new Error(`decide asked for ${what}`);
+  };
+  return {
+    run,
+    job: w.project.jobs.get(run.job_name),
+    cycle: { halted: w.halted ?? false, runs: w.cycle ? () => w.cycle! : mustNotAsk("the cycle's runs") },
+    downstreams: { of: (j) => index.get(j) ?? [], job: (n) => w.project.jobs.get(n), paused: (n) => (w.paused ?? []).includes(n) },
+    previousStatus: w.previous === undefined ? mustNotAsk("the previous status") : () => w.previous!,
+    othersActive: w.others ? () => w.others! : mustNotAsk("the job's other runs"),
+    gateOpen: w.gate === undefined ? mustNotAsk("the gate") : () => w.gate!,
+  };
+}
+
+const run = (w: World, r: RunRecord, s: Situation, random = 0.5): Effect[] => decide(s, factsOf(w, r), NOW, () => random);
+
+const failedAttempt: AttemptResult = { exitCode: 3, ok: false, hc: null, error: "exit code 3", retryable: true };
+const ended = (result: AttemptResult): Situation => ({ kind: "ended", result, finishedAt: NOW });
+const endPatch = { exit_code: 3, hc_status: null, finished_at: AT, duration_ms: 5_000, pid: null };
+/** The first two effects of every failed end. */
+const failedEnd = (runId = 1, job = "extract", error = "exit code 3"): Effect[] => [
+  { kind: "transition", runId, from: "RUNNING", to: "FAILED", patch: { ...endPatch, error } },
+  { kind: "jobState", job, patch: { last_failure: AT, lock_pid: null } },
+];
+
+describe("the failure-policy table (retries exhausted)", () => {
+  it("alert: FAILED, on_failure fires, no downstream run", () => {
+    const w = { project: project("on_failure: alert") };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt))).toEqual([
+      ...failedEnd(),
+      { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
+    ]);
+  });
+
+  it("ignore: FAILED, logged, nothing else", () => {
+    const w = { project: project("on_failure: ignore") };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt))).toEqual([
+      ...failedEnd(),
+      { kind: "log", level: "info", fields: { job: "extract", run_id: 1, error: "exit code 3" }, message: "run failed (on_failure: ignore)" },
+    ]);
+  });
+
+  it("skip: SKIPPED, and every dependency-triggered descendant gets a SKIPPED row (transitively); a time-scheduled one does not", () => {
+    const w = { project: project("on_failure: skip"), cycle: [row(1, "extract", "RUNNING")] };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt))).toEqual([
+      ...failedEnd(),
+      { kind: "transition", runId: 1, from: "FAILED", to: "SKIPPED", patch: {} },
+      {
+        kind: "create",
+        run: { job_name: "transform", trigger: "dependency", triggered_by: "extract", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: extract", tags: ["etl", "t"] },
+      },
+      {
+        kind: "create",
+        run: { job_name: "load", trigger: "dependency", triggered_by: "transform", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: transform", tags: [] },
+      },
+    ]);
+  });
+
+  it("skip: a descendant already PENDING in the cycle is skipped instead of a new row", () => {
+    const w = { project: project("on_failure: skip"), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", "PENDING")] };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt)).slice(3)).toEqual([
+      { kind: "transition", runId: 2, from: "PENDING", to: "SKIPPED", patch: { error: "upstream skipped: extract", finished_at: AT } },
+      {
+        kind: "create",
+        run: { job_name: "load", trigger: "dependency", triggered_by: "transform", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: transform", tags: [] },
+      },
+    ]);
+  });
+
+  it("skip: a descendant that already ran in the cycle is left alone, with what follows it", () => {
+    const w = { project: project("on_failure: skip"), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", "SUCCESS")] };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt)).slice(3)).toEqual([]);
+  });
+
+  it("stop: the cycle halts, its PENDING runs are SKIPPED, RUNNING and RETRYING runs downstream are stopped, others run on", () => {
+    const cycle = [
+      row(1, "extract", "RUNNING"),
+      row(2, "transform", "RUNNING"),
+      row(3, "side", "PENDING"),
+      row(4, "report", "RUNNING"), // time-scheduled, but downstream of extract in the graph: stopped too
+      row(5, "load", "RETRYING"),
+      row(6, "side", "RUNNING"), // not downstream: runs on
+    ];
+    const w = { project: project("on_failure: stop"), cycle };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt))).toEqual([
+      ...failedEnd(),
+      { kind: "halt", cycleId: "c1" },
+      { kind: "stop", runId: 2, reason: "pipeline stopped" },
+      { kind: "transition", runId: 3, from: "PENDING", to: "SKIPPED", patch: { error: "pipeline stopped", finished_at: AT } },
+      { kind: "stop", runId: 4, reason: "pipeline stopped" },
+      { kind: "stop", runId: 5, reason: "pipeline stopped" },
+      { kind: "log", level: "warn", fields: { job: "extract", run_id: 1, cycle_id: "c1" }, message: "pipeline stopped (on_failure: stop)" },
+    ]);
+  });
+});
+
+describe("retries", () => {
+  it("retries while attempts remain: RETRYING at now + the fixed delay, a wake-up then, on_retry", () => {
+    const w = { project: project("retries: 2\nretry_delay: fixed:10s") };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt))).toEqual([
+      ...failedEnd(),
+      { kind: "transition", runId: 1, from: "FAILED", to: "RETRYING", patch: { next_attempt_at: iso(NOW + 10_000) } },
+      { kind: "wake", at: NOW + 10_000 },
+      { kind: "notify", event: "on_retry", runId: 1, previousStatus: null },
+    ]);
+  });
+
+  it.each([
+    [1, 0.5, 30_000],
+    [2, 0.5, 60_000],
+    [2, 0, 45_000],
+    [3, 0.999999, 150_000],
+  ])("exponential: after attempt %i with random %f the retry waits %i ms", (attempt, random, delay) => {
+    const w = { project: project("retries: 5") };
+    const effects = run(w, row(1, "extract", "RUNNING", { attempt }), ended(failedAttempt), random);
+    expect(effects[2]).toEqual({ kind: "transition", runId: 1, from: "FAILED", to: "RETRYING", patch: { next_attempt_at: iso(NOW + delay) } });
+  });
+
+  it("retries exhausted (attempt 1 + retries): the failure policy instead", () => {
+    const w = { project: project("retries: 2\non_failure: alert") };
+    expect(run(w, row(1, "extract", "RUNNING", { attempt: 3 }), ended(failedAttempt))).toEqual([
+      ...failedEnd(),
+      { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
+    ]);
+  });
+
+  it("a stopped attempt (cancel, replace, pipeline stop) is not retried even with retries left", () => {
+    const w = { project: project("retries: 2") };
+    const cancelled: AttemptResult = { exitCode: null, ok: false, hc: null, error: "cancelled", retryable: false };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(cancelled))).toEqual([
+      { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { ...endPatch, exit_code: null, error: "cancelled" } },
+      { kind: "jobState", job: "extract", patch: { last_failure: AT, lock_pid: null } },
+      { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
+    ]);
+  });
+});
+
+describe("success and dependency triggering", () => {
+  const ok: AttemptResult = { exitCode: 0, ok: true, hc: null, error: null, retryable: true };
+  const successEnd: Effect[] = [
+    { kind: "transition", runId: 1, from: "RUNNING", to: "SUCCESS", patch: { ...endPatch, exit_code: 0, error: null } },
+    { kind: "jobState", job: "extract", patch: { lock_pid: null, last_success: AT } },
+    { kind: "notify", event: "on_success", runId: 1, previousStatus: "FAILED" },
+  ];
+  const transformRun: Effect = {
+    kind: "create",
+    run: { job_name: "transform", trigger: "dependency", triggered_by: "extract", cycle_id: "c1", tags: ["etl", "t"] },
+  };
+
+  it("SUCCESS, on_success with the previous status, one PENDING run of each dependency-triggered downstream job", () => {
+    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING")], previous: "FAILED" as const };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual([...successEnd, transformRun]);
+  });
+
+  it.each(["PENDING", "RUNNING", "RETRYING", "SUCCESS"] as const)("a downstream run already %s in the cycle is reused, not doubled", (status) => {
+    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", status)], previous: "FAILED" as const };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual(successEnd);
+  });
+
+  it.each(["FAILED", "SKIPPED"] as const)("a downstream run %s in the cycle does not stop a new one (a manual retry leads on)", (status) => {
+    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", status)], previous: "FAILED" as const };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual([...successEnd, transformRun]);
+  });
+
+  it("a paused downstream job is not triggered (logged)", () => {
+    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING")], previous: "FAILED" as const, paused: ["transform"] };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual([
+      ...successEnd,
+      { kind: "log", level: "info", fields: { job: "transform", upstream: "extract", cycle_id: "c1" }, message: "job is paused: not triggered" },
+    ]);
+  });
+
+  it("nothing new in a halted cycle", () => {
+    const w = { project: project(""), halted: true, previous: "FAILED" as const };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual(successEnd);
+  });
+
+  it("a healthcheck that failed with warn_only: SUCCESS with its error, on_sla_breach too", () => {
+    const w = { project: project(""), cycle: [], previous: null };
+    const warned: AttemptResult = { exitCode: 0, ok: true, hc: "warn", error: "healthcheck failed (exit code 1)", retryable: true };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(warned)).slice(0, 4)).toEqual([
+      { kind: "transition", runId: 1, from: "RUNNING", to: "SUCCESS", patch: { ...endPatch, exit_code: 0, hc_status: "warn", error: "healthcheck failed (exit code 1)" } },
+      { kind: "jobState", job: "extract", patch: { lock_pid: null, last_success: AT } },
+      { kind: "notify", event: "on_success", runId: 1, previousStatus: null },
+      { kind: "notify", event: "on_sla_breach", runId: 1, previousStatus: null },
+    ]);
+  });
+});
+
+describe("dispatch errors and lost runs", () => {
+  it("a dispatch error: FAILED with the attempt and the reason in the log, never retried", () => {
+    const w = { project: project("retries: 3") };
+    const error = "dispatch: no value for outputs.x.y in this cycle (c1)";
+    expect(run(w, row(1, "extract", "PENDING"), { kind: "dispatchFailed", attemptNo: 1, error })).toEqual([
+      { kind: "transition", runId: 1, from: "PENDING", to: "FAILED", patch: { attempt: 1, error, finished_at: AT, duration_ms: 0 } },
+      { kind: "logLine", runId: 1, stream: "stderr", line: `svc: ${error}` },
+      { kind: "jobState", job: "extract", patch: { last_failure: AT } },
+      { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
+    ]);
+  });
+
+  it("a run lost by the previous daemon: FAILED, then retried by policy", () => {
+    const w = { project: project("retries: 1\nretry_delay: fixed:5s") };
+    expect(run(w, row(1, "extract", "RUNNING"), { kind: "lost" })).toEqual([
+      { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { error: "daemon restarted, process lost", finished_at: AT, pid: null } },
+      { kind: "jobState", job: "extract", patch: { last_failure: AT } },
+      { kind: "transition", runId: 1, from: "FAILED", to: "RETRYING", patch: { next_attempt_at: iso(NOW + 5_000) } },
+      { kind: "wake", at: NOW + 5_000 },
+      { kind: "notify", event: "on_retry", runId: 1, previousStatus: null },
+    ]);
+  });
+
+  it("a lost run of a job no longer in svc.yaml: FAILED, nothing else", () => {
+    const w = { project: project("") };
+    expect(run(w, row(1, "gone", "RUNNING"), { kind: "lost" })).toEqual([
+      { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { error: "daemon restarted, process lost", finished_at: AT, pid: null } },
+      { kind: "jobState", job: "gone", patch: { last_failure: AT } },
+    ]);
+  });
+});
+
+describe("the concurrency-policy table (a new run ready while another runs)", () => {
+  const ready: Situation = { kind: "ready" };
+  const others = [
+    { id: 9, status: "RUNNING" as const },
+    { id: 10, status: "RETRYING" as const },
+  ];
+
+  it("forbid: the new run is SKIPPED (concurrency forbid)", () => {
+    const w = { project: project("concurrency: forbid"), gate: true, others: [others[0]!] };
+    expect(run(w, row(1, "extract", "PENDING"), ready)).toEqual([
+      { kind: "transition", runId: 1, from: "PENDING", to: "SKIPPED", patch: { error: "concurrency forbid", finished_at: AT } },
+    ]);
+  });
+
+  it("forbid with nothing else active: starts attempt 1", () => {
+    const w = { project: project("concurrency: forbid"), gate: true, others: [] };
+    expect(run(w, row(1, "extract", "PENDING"), ready)).toEqual([{ kind: "start", runId: 1, attemptNo: 1 }]);
+  });
+
+  it("replace: every other active run is stopped (replaced by run N), then the new one starts", () => {
+    const w = { project: project("concurrency: replace"), gate: true, others };
+    expect(run(w, row(1, "extract", "PENDING"), ready)).toEqual([
+      { kind: "stop", runId: 9, reason: "replaced by run 1" },
+      { kind: "stop", runId: 10, reason: "replaced by run 1" },
+      { kind: "start", runId: 1, attemptNo: 1 },
+    ]);
+  });
+
+  it("allow: starts without looking at the others", () => {
+    const w = { project: project("concurrency: allow"), gate: true };
+    expect(run(w, row(1, "extract", "PENDING"), ready)).toEqual([{ kind: "start", runId: 1, attemptNo: 1 }]);
+  });
+
+  it("a closed dependency gate: nothing, the run waits PENDING (before any concurrency policy)", () => {
+    const w = { project: project("concurrency: forbid"), gate: false };
+    expect(run(w, row(1, "transform", "PENDING"), ready)).toEqual([]);
+  });
+
+  it("a RETRYING run whose delay passed starts its next attempt: no gate, no concurrency policy", () => {
+    const w = { project: project("concurrency: forbid") };
+    expect(run(w, row(1, "extract", "RETRYING", { attempt: 2 }), ready)).toEqual([{ kind: "start", runId: 1, attemptNo: 3 }]);
+  });
+
+  it.each([
+    ["PENDING", "SKIPPED"],
+    ["RETRYING", "FAILED"],
+  ] as const)("in a halted cycle a %s run ends %s (pipeline stopped)", (from, to) => {
+    const w = { project: project(""), halted: true };
+    expect(run(w, row(1, "extract", from), ready)).toEqual([
+      { kind: "transition", runId: 1, from, to, patch: { error: "pipeline stopped", finished_at: AT } },
+    ]);
+  });
+
+  it("a run of a job removed from svc.yaml ends FAILED", () => {
+    const w = { project: project("") };
+    expect(run(w, row(1, "gone", "PENDING"), ready)).toEqual([
+      { kind: "transition", runId: 1, from: "PENDING", to: "FAILED", patch: { error: "job gone is no longer in svc.yaml", finished_at: AT } },
+    ]);
+  });
+});

@@ -1,0 +1,175 @@
+import type { JobConfig } from "../config/types.js";
+import type { TimerHandle } from "../shared/clock.js";
+import { toError } from "../shared/toError.js";
+import { isTransientStorageError } from "../store/errors.js";
+import type { RunRecord } from "../store/types.js";
+import { afterCommit, writeEffects, type AfterCommit } from "./apply.js";
+import type { AttemptResult } from "./attempt.js";
+import { notify, setStatuses, type EngineContext } from "./context.js";
+import { gatherFacts } from "./facts.js";
+import { decide } from "./outcomes.js";
+
+/** An attempt that ended, waiting to be recorded. */
+export interface Ending {
+  /** The RUNNING row its start returned. */
+  run: RunRecord;
+  /** The job's config when the attempt started (a reload does not change a running attempt). */
+  job: JobConfig;
+  result: AttemptResult;
+  finishedAt: number;
+}
+
+/** How long to wait before writing the end of a run again after the database refused it. */
+const RECORD_RETRY_MS = 1_000;
+
+/**
+ * Records how attempts ended: decide() on each end, its effects written in one
+ * transaction together with the other ends of the same event-loop turn. The
+ * attempt holds its pool slot until its end is written; `pump` runs after.
+ */
+export class Recorder {
+  /** Attempts that ended this turn, recorded together (recordEndings). */
+  private readonly endings: Ending[] = [];
+  /** Ends the database refused, each waiting for its next try. */
+  private readonly unwritten = new Map<Ending, { failures: number; timer: TimerHandle }>();
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly pump: () => void,
+  ) {}
+
+  /**
+   * An attempt ended. Its end is recorded at the end of this event-loop turn,
+   * together with every other attempt that ended in the same turn: one
+   * transaction (and one log flush) for all of them, not one each.
+   */
+  ended(ending: Ending): void {
+    this.endings.push(ending);
+    if (this.endings.length === 1) setImmediate(() => this.recordEndings());
+  }
+
+  private recordEndings(): void {
+    const batch = this.endings.splice(0);
+    if (batch.length > 1 && this.writeEnds(batch) === null) return this.pump();
+    // One end, or a batch the database refused (nothing of it written): each on its own, with its own retries.
+    for (const e of batch) this.recordEnd(e);
+  }
+
+  /**
+   * Records how an attempt ended, in one transaction: either all of it (status, job state,
+   * retry or policy, downstream runs) or nothing. When the database refuses the write (locked
+   * past busy_timeout, disk full) the attempt keeps its pool slot and the write is tried again
+   * every second: the run must never stay RUNNING in the database with nobody watching it.
+   */
+  private recordEnd(ending: Ending, failures = 0): void {
+    const { ctx } = this;
+    const { run, job } = ending;
+    const err = this.writeEnds([ending]);
+    if (err !== null && isTransientStorageError(err)) return this.retryLater(ending, failures, err);
+    if (err !== null) {
+      // Not the database refusing a write but a bug on the way (a transition the table refuses,
+      // a TypeError in a policy): the full end cannot be written, so the run ends FAILED with the
+      // error, on its own, without retry or policy. Never left RUNNING with nobody watching it.
+      ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed: it ends FAILED with the error`);
+      const unrecorded = this.failUnrecorded(ending, err);
+      if (unrecorded !== null && isTransientStorageError(unrecorded)) return this.retryLater(ending, failures, unrecorded);
+      if (unrecorded !== null) ctx.log.error({ err: unrecorded, run_id: run.id, job: job.name }, `run ${run.id}: could not record it FAILED either`);
+      ctx.attempts.delete(run.id);
+    } else if (failures > 0) {
+      ctx.log.info({ run_id: run.id, job: job.name }, `recorded the end of run ${run.id} after ${failures} failed tries`);
+    }
+    this.pump();
+  }
+
+  /** The database refused the end (locked, full): the attempt keeps its slot and the write is tried again in a second. */
+  private retryLater(ending: Ending, failures: number, err: Error): void {
+    const { ctx } = this;
+    const { run, job } = ending;
+    if (failures === 0) ctx.log.error({ err, run_id: run.id, job: job.name }, `recording the end of run ${run.id} failed; retrying every second`);
+    const timer = ctx.clock.setTimer(ctx.clock.now() + RECORD_RETRY_MS, () => {
+      this.unwritten.delete(ending);
+      this.recordEnd(ending, failures + 1);
+    });
+    this.unwritten.set(ending, { failures, timer });
+  }
+
+  /**
+   * The end of a run could not be written for a reason other than storage: the run ends FAILED with
+   * that error (no retry, no failure policy beyond the alert), its job's lock released. Returns what
+   * the database threw, or null.
+   */
+  private failUnrecorded({ run, job, result, finishedAt }: Ending, why: Error): Error | null {
+    const { ctx } = this;
+    const at = new Date(finishedAt).toISOString();
+    try {
+      const current = ctx.store.runs.get(run.id);
+      if (current?.status !== "RUNNING") return null; // someone else ended it: nothing left RUNNING
+      const [failed] = setStatuses(
+        ctx,
+        [
+          {
+            run: current,
+            to: "FAILED",
+            patch: {
+              error: `internal error while recording the end of the run: ${why.message}`,
+              exit_code: result.exitCode,
+              finished_at: at,
+              duration_ms: Math.max(0, finishedAt - Date.parse(current.started_at ?? at)),
+              pid: null,
+            },
+          },
+        ],
+        () => ctx.store.jobState.upsert(job.name, { last_failure: at, lock_pid: null }),
+      );
+      if (job.onFailure === "alert") notify(ctx, "on_failure", failed!);
+      return null;
+    } catch (e) {
+      return toError(e);
+    }
+  }
+
+  /**
+   * Every buffered line, then the ends, in one transaction; frees the attempts' pool slots once
+   * written. Returns what the database threw, or null. Runs the outcomes make ready start after
+   * the commit, in the caller's pump.
+   */
+  private writeEnds(batch: Ending[]): Error | null {
+    const { ctx } = this;
+    let after: AfterCommit;
+    try {
+      // Every line of an attempt is stored before its end: whoever sees the run finished reads all of it.
+      ctx.store.logs.flush();
+      after = ctx.store.tx(() => {
+        const all: AfterCommit = [];
+        const now = ctx.clock.now();
+        for (const e of batch) {
+          // Decided one by one: each end sees what the ends before it in the batch wrote.
+          const facts = { ...gatherFacts(ctx, e.run), job: e.job };
+          all.push(...writeEffects(ctx, decide({ kind: "ended", result: e.result, finishedAt: e.finishedAt }, facts, now, ctx.random), this.pump));
+        }
+        return all;
+      });
+    } catch (e) {
+      return toError(e);
+    }
+    for (const e of batch) ctx.attempts.delete(e.run.id);
+    afterCommit(after);
+    this.retryUnwritten();
+    return null;
+  }
+
+  /**
+   * The database took a write again (space is back, the lock is gone): the ends it refused are
+   * tried now, each in a later turn, not at their next timer, so no run stays RUNNING without
+   * its process for up to a second more than it must.
+   */
+  private retryUnwritten(): void {
+    if (this.unwritten.size === 0) return;
+    const pending = [...this.unwritten];
+    this.unwritten.clear();
+    for (const [ending, { failures, timer }] of pending) {
+      timer.cancel();
+      setImmediate(() => this.recordEnd(ending, failures + 1));
+    }
+  }
+}
