@@ -10,6 +10,7 @@ import type {
   NewRun,
   OutputRow,
   Page,
+  PageRequest,
   RunPatch,
   RunRecord,
   RunStatus,
@@ -96,12 +97,8 @@ export interface RunQuery {
   cycle_id?: string;
 }
 
-export interface PageRequest {
-  page: number; // from 1
-  page_size: 25 | 50 | 100;
-  sort: string; // a column name; validated by the store (unknown -> throws InvalidQueryError)
-  order: "asc" | "desc";
-}
+// PageRequest lives in types.ts (sql.ts needs it without importing this interface module).
+export type { PageRequest } from "./types.js";
 
 export interface RunsStore {
   /** Inserts a run (PENDING unless `status: SKIPPED`). Throws DuplicateSlotError for a repeated (job, scheduled_for). */

@@ -1,6 +1,5 @@
 import type Database from "better-sqlite3";
-import type { PageRequest } from "./api.js";
-import type { AlertStatus, LogStream, RunStatus, Trigger } from "./types.js";
+import type { AlertStatus, LogStream, PageRequest, RunStatus, Trigger } from "./types.js";
 import { InvalidQueryError } from "./errors.js";
 import { LOG_STREAMS, RUN_STATUSES, TRIGGERS } from "./types.js";
 

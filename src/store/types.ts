@@ -164,3 +164,11 @@ export interface Slice<T> {
   limit: number;
   offset: number;
 }
+
+/** A page of a table view (`/api/db/*`). */
+export interface PageRequest {
+  page: number; // from 1
+  page_size: 25 | 50 | 100;
+  sort: string; // a column name; validated by the store (unknown -> throws InvalidQueryError)
+  order: "asc" | "desc";
+}
