@@ -12,6 +12,7 @@ import { register as registerConfig } from "./commands/config.js";
 import { register as registerDaemon } from "./commands/daemon.js";
 import { register as registerDag } from "./commands/dag.js";
 import { register as registerNext } from "./commands/next.js";
+import { register as registerImport } from "./commands/import.js";
 import { register as registerValidate } from "./commands/validate.js";
 import { registerClientOptions } from "./client/index.js";
 import { register as registerAudit } from "./commands/audit.js";
@@ -56,6 +57,7 @@ const GROUPS: RegisterCommands[] = [
   registerConfig,
   registerDag,
   registerNext,
+  registerImport,
   registerCompletion,
   registerDaemon,
 ];
