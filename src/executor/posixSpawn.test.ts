@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { describeUnless, type Requirement } from "../../test/helpers/skip.js";
 import { posixSpawn, spawnMethod, type SpawnedChild } from "./posixSpawn.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-pspawn-"));
@@ -25,11 +26,21 @@ async function run(file: string, args: string[], opts: { cwd?: string; env?: Rec
 
 describe("posixSpawn", () => {
   // On Linux the binding must be there: a build that failed in CI would otherwise pass unnoticed, on fork.
-  it.runIf(process.platform === "linux")("is how jobs start on Linux", () => {
+  it("is how jobs start on Linux", (ctx) => {
+    ctx.skip(process.platform !== "linux", `jobs start with posix_spawn on Linux only (this is ${process.platform})`);
+    ctx.skip(process.env.SVC_SPAWN === "fork", "SVC_SPAWN=fork: jobs are forked, the posix_spawn binding is not loaded");
     expect(spawnMethod).toBe("posix_spawn");
   });
 
-  describe.runIf(spawnMethod === "posix_spawn")("the child is the one child_process.spawn(detached, piped) gives", () => {
+  const binding: Requirement = {
+    missing:
+      spawnMethod === "posix_spawn"
+        ? null
+        : process.env.SVC_SPAWN === "fork"
+          ? "SVC_SPAWN=fork: jobs are forked, the posix_spawn binding is not loaded"
+          : "needs the posix_spawn binding: Linux only, built by npm install (npm run build:native)",
+  };
+  describeUnless(binding, "the child is the one child_process.spawn(detached, piped) gives", () => {
     it("runs in its own session and process group, in cwd, with exactly the environment given, stdin /dev/null", async () => {
       const r = await run("/bin/sh", ["-c", 'echo "$$ $(cut -d" " -f5,6 /proc/$$/stat)"; pwd; env | sort; cat; echo err >&2; exit 3'], { env: { ...ENV, A: "1 2" } });
       const [pid, pgrp, session] = r.out.split("\n")[0]!.split(" ").map(Number);

@@ -71,9 +71,10 @@ describe("ZoneInfo: the memo agrees with luxon", () => {
     expect(mismatches).toEqual([]);
   });
 
-  it.skipIf(!existsSync("/usr/share/zoneinfo/America/New_York"))(
+  it(
     "the memo's invariant holds in the machine's tz data: offset changes are more than a day apart since 1900",
-    () => {
+    (ctx) => {
+      ctx.skip(!existsSync("/usr/share/zoneinfo/America/New_York"), "needs the system's tz data in /usr/share/zoneinfo (apt-get install tzdata)");
       const closest: Array<[number, string]> = [];
       for (const name of Intl.supportedValuesOf("timeZone")) {
         const file = `/usr/share/zoneinfo/${name}`;
