@@ -22,6 +22,7 @@ describe("the catalogue", () => {
       not_found: 404,
       conflict: 409,
       payload_too_large: 413,
+      validation_failed: 422,
       invalid_config: 422,
       internal: 500,
     });
@@ -37,6 +38,7 @@ describe("mapError", () => {
     [new EngineError("not_found", "unknown job"), "not_found"],
     [new EngineError("conflict", "not FAILED"), "conflict"],
     [new EngineError("bad_request", "reason too long"), "bad_request"],
+    [new EngineError("validation_failed", "params.day is required", [{ path: "params.day", message: "is required" }]), "validation_failed"],
     [new NotFoundError("alert", 7), "not_found"],
     [new ConflictError("alert 7 is pending"), "conflict"],
     [new DuplicateSlotError("a", "2026-01-01T00:00:00.000Z"), "conflict"],

@@ -12,6 +12,7 @@ const DESCRIPTIONS: Record<SvcErrorCode, string> = {
   not_found: "Unknown route, job, run, alert or integration.",
   conflict: "The target is in the wrong state: retry of a non-FAILED run, skip without a PENDING run, cancel with nothing running, clear_lock while RUNNING, alert retry while pending, daemon shutting down.",
   payload_too_large: "The request body is over 1 MiB.",
+  validation_failed: "Values in the request do not fit what they must (a run's `params`: unknown names, wrong types, a value outside `values` or `pattern`, a missing required one); nothing was created. `details` is the list of `{path, message}`, `path` like `params.day`.",
   invalid_config: "A config file is invalid (save, reload), or cannot be parsed and so cannot be shown redacted (GET /api/config/source, /api/config/daemon); `details` is the list of `{file, line, column, path, message}`.",
   internal: "An unexpected failure; it is logged by the daemon with the request's context. The message never carries a stack trace.",
 };
@@ -31,12 +32,8 @@ export interface ErrorBody {
 
 /** An error the routes throw on purpose (a SvcError with optional details); the error handler answers it as is. */
 export class ApiError extends SvcError {
-  constructor(
-    code: ErrorCode,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(code, message);
+  constructor(code: ErrorCode, message: string, details?: unknown) {
+    super(code, message, { details });
     this.name = "ApiError";
   }
 

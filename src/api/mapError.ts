@@ -28,7 +28,7 @@ const WHERE: Record<string, string> = { querystring: "query parameter", params: 
  */
 export function mapError(e: unknown): ApiError | null {
   if (e instanceof ApiError) return e;
-  if (e instanceof SvcError) return e.clientError ? new ApiError(e.code, e.message) : null;
+  if (e instanceof SvcError) return e.clientError ? new ApiError(e.code, e.message, e.details) : null;
   if (typeof e !== "object" || e === null) return null;
   const f = e as FastifyLikeError;
   if (Array.isArray(f.validation)) return validationError(f.validation, f.validationContext ?? "request");

@@ -56,6 +56,9 @@ export const runRecordSchema = {
     error: strOrNull,
     duration_ms: intOrNull,
     next_attempt_at: strOrNull,
+    params: { type: "object", additionalProperties: { type: ["string", "number", "boolean"] }, description: "param values; secret ones read ***" },
+    scheduled_at: { ...strOrNull, description: "the slot this run is for (ISO UTC); null for manual runs" },
+    backfill_id: intOrNull,
   },
 } as const;
 
@@ -113,6 +116,20 @@ export const startedRunSchema = {
   required: ["run_id", "cycle_id", "status"],
   properties: { run_id: int, cycle_id: str, status: runStatusSchema },
 } as const;
+
+/** `?param=day=2026-11-01` (repeatable): runs whose param has that value (CONTRACT §7.2 audit search). */
+export const paramFilterSchema = {
+  type: "array",
+  maxItems: 20,
+  items: { type: "string", pattern: "^[a-z_][a-z0-9_]*=", maxLength: 4200 },
+  description: "NAME=VALUE, repeatable: runs whose param NAME has VALUE (5 matches the number 5, true the boolean); secret params never match",
+} as const;
+
+/** The `param` query values as the store's filter. */
+export function paramFilters(values: readonly string[] | undefined): { name: string; value: string }[] | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  return values.map((v) => ({ name: v.slice(0, v.indexOf("=")), value: v.slice(v.indexOf("=") + 1) }));
+}
 
 // ---- paging (CONTRACT §4) ----
 

@@ -30,6 +30,7 @@ import type {
 } from "./types.js";
 import { formatDuration, parseDuration } from "./duration.js";
 import type { IssueList, PathSeg } from "./issues.js";
+import { parseParams } from "./params.js";
 import { schemaDefault } from "./schema/jsonSchema.js";
 import { FREQUENCIES, svcSchema, TIMED_FREQUENCIES } from "./schema/svcSchema.js";
 import { asDict, isDict, isInt, isKnownZone, isString, isStringList, type Dict } from "./values.js";
@@ -143,6 +144,7 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
     healthcheck: parseHealthcheck(fields.get("healthcheck")),
     output: parseOutputs(fields, issues),
     notify: parseNotify(raw, defaults, name, ctx),
+    params: parseParams(name, raw.params, defaults.params, schedule.frequency !== "manual", issues),
   };
 }
 

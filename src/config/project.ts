@@ -4,7 +4,7 @@
  */
 import { basename, dirname, resolve } from "node:path";
 import { DepGraph } from "../graph/depGraph.js";
-import { findOutputRefs } from "./outputRefs.js";
+import { findOutputRefs, findParamRefs } from "./outputRefs.js";
 import type { ConfigIssue, IntegrationConfig, JobConfig, LoadResult, ProjectConfig } from "./types.js";
 import { loadDotenv } from "./env.js";
 import { buildIntegration } from "./integrations.js";
@@ -144,6 +144,7 @@ function buildProject(
   checkTargets(jobsRaw, jobs, issues);
   const graph = new DepGraph(jobs.values());
   if (!graph.cycle) checkOutputRefs(jobs, graph, issues);
+  checkParamRefs(jobs, issues);
 
   return {
     file,
@@ -185,11 +186,7 @@ function checkTargets(jobsRaw: Record<string, unknown>, jobs: ReadonlyMap<string
  */
 function checkOutputRefs(jobs: ReadonlyMap<string, JobConfig>, graph: DepGraph, issues: IssueList): void {
   for (const job of jobs.values()) {
-    const places: [PathSeg[], string][] =
-      typeof job.command === "string"
-        ? [[["jobs", job.name, "command"], job.command]]
-        : job.command.map((arg, i): [PathSeg[], string] => [["jobs", job.name, "command", i], arg]);
-    for (const [k, v] of Object.entries(job.env)) places.push([["jobs", job.name, "env", k], v]);
+    const places = placeholderPlaces(job);
     let ancestors: Set<string> | null = null;
     for (const [path, text] of places) {
       for (const ref of findOutputRefs(text)) {
@@ -214,6 +211,33 @@ function checkOutputRefs(jobs: ReadonlyMap<string, JobConfig>, graph: DepGraph, 
             `${ref.text}: job "${ref.job}" is not upstream of "${job.name}", so its outputs never reach it; add it to depends_on or use frequency after:${ref.job}`,
           );
         }
+      }
+    }
+  }
+}
+
+/** Where a job's placeholders can be: each command (or argument) and env value, with its path. */
+function placeholderPlaces(job: JobConfig): [PathSeg[], string][] {
+  const places: [PathSeg[], string][] =
+    typeof job.command === "string"
+      ? [[["jobs", job.name, "command"], job.command]]
+      : job.command.map((arg, i): [PathSeg[], string] => [["jobs", job.name, "command", i], arg]);
+  for (const [k, v] of Object.entries(job.env)) places.push([["jobs", job.name, "env", k], v]);
+  return places;
+}
+
+/** `{{ params.<name> }}` must name a param the job declares (CONTRACT §7.2). */
+function checkParamRefs(jobs: ReadonlyMap<string, JobConfig>, issues: IssueList): void {
+  for (const job of jobs.values()) {
+    for (const [path, text] of placeholderPlaces(job)) {
+      for (const ref of findParamRefs(text)) {
+        if (ref.name in job.params) continue;
+        const declared = Object.keys(job.params);
+        issues.error(
+          path,
+          `${ref.text}: job "${job.name}" declares no param "${ref.name}"${suggest(ref.name, declared)}` +
+            (declared.length ? ` (it declares ${declared.join(", ")})` : ` (declare it under jobs.${job.name}.params)`),
+        );
       }
     }
   }

@@ -131,6 +131,26 @@ export interface ScheduleSpec {
   exclude?: ExcludeSpec | null;
 }
 
+export type ParamType = "string" | "integer" | "number" | "boolean" | "enum";
+export type ParamValue = string | number | boolean;
+
+/** One declared run parameter (CONTRACT §7.2). */
+export interface ParamSpec {
+  name: string;
+  type: ParamType;
+  /** null: none declared. */
+  default: ParamValue | null;
+  /** True when a trigger must pass it (no default, unless `required: false`). */
+  required: boolean;
+  /** The allowed values of an enum. */
+  values: string[] | null;
+  /** A string must match it whole. */
+  pattern: string | null;
+  description: string | null;
+  /** Its values read `***` wherever they are shown. */
+  secret: boolean;
+}
+
 export interface JobConfig {
   name: string;
   command: string | string[];
@@ -160,6 +180,8 @@ export interface JobConfig {
   healthcheck: HealthcheckConfig | null;
   output: Record<string, OutputMode>;
   notify: Partial<Record<NotifyEvent, NotifyEntry[]>>;
+  /** Declared run parameters by name, in declaration order (defaults' first, then the job's). */
+  params: Record<string, ParamSpec>;
 }
 
 export type ProviderId = "chat" | "pager" | "forum" | "smtp" | "webhook";

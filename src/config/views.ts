@@ -3,7 +3,7 @@
  * keys, durations as strings), with every default applied and secrets shown
  * as `***` (CONTRACT §5): `svc config show`, `GET /api/config`, the dag.
  */
-import type { DaemonConfig, IntegrationConfig, JobConfig, NotifyEntry, OutputMode, ProjectConfig } from "./types.js";
+import type { DaemonConfig, IntegrationConfig, JobConfig, NotifyEntry, OutputMode, ParamSpec, ProjectConfig } from "./types.js";
 import { formatDuration } from "./duration.js";
 
 export const REDACTED = "***";
@@ -93,7 +93,25 @@ export function jobView(job: JobConfig, redact = true): Record<string, Json> {
       : null,
     output,
     notify,
+    params: paramsView(job.params, redact),
   };
+}
+
+/** The declarations in the YAML vocabulary; a secret param's default reads *** when redacting. */
+export function paramsView(params: Readonly<Record<string, ParamSpec>>, redact = true): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const p of Object.values(params)) {
+    out[p.name] = {
+      type: p.type,
+      default: p.default === null ? null : p.secret && redact ? REDACTED : p.default,
+      required: p.required,
+      values: p.values === null ? null : [...p.values],
+      pattern: p.pattern,
+      description: p.description,
+      secret: p.secret,
+    };
+  }
+  return out;
 }
 
 export function outputModeText(mode: OutputMode): string {

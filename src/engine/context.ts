@@ -1,3 +1,4 @@
+import { defaultParams, secretParamNames } from "../config/params.js";
 import type { DaemonConfig, JobConfig, ProjectConfig } from "../config/types.js";
 import type { Clock } from "../shared/clock.js";
 import type { Logger } from "../shared/logger.js";
@@ -115,9 +116,18 @@ export function setStatuses(
   return updated;
 }
 
-/** Inserts a run and announces it; PENDING runs join the dispatch queue. */
+/**
+ * Inserts a run and announces it; PENDING runs join the dispatch queue. Without `params` the
+ * run takes the job's defaults (scheduled, catch-up and dependency runs: CONTRACT §7.2).
+ */
 export function createRun(ctx: EngineContext, fields: Omit<NewRun, "created_at" | "tags">, job: JobConfig): RunRecord {
-  const run = ctx.store.runs.create({ ...fields, tags: job.tags, created_at: new Date(ctx.clock.now()).toISOString() });
+  const run = ctx.store.runs.create({
+    ...fields,
+    params: fields.params !== undefined ? fields.params : defaultParams(job.params),
+    secretParams: fields.secretParams ?? secretParamNames(job.params),
+    tags: job.tags,
+    created_at: new Date(ctx.clock.now()).toISOString(),
+  });
   ctx.bus.emit("run:status", { run, from: null });
   if (run.status === "PENDING") {
     ctx.waiting.set(run.id, { id: run.id, job: run.job_name, cycleId: run.cycle_id, status: "PENDING", nextAttemptAt: null });

@@ -6,7 +6,8 @@ import { toError } from "../shared/toError.js";
 import type { RunRecord } from "../store/types.js";
 import { createContext, createRun, downstreamIndex, nowIso, setStatus, type EngineContext, type EngineDeps } from "./context.js";
 import { Dispatcher } from "./dispatcher.js";
-import { badRequest, conflict, notFound, unknownJob } from "./errors.js";
+import { checkParams } from "../config/params.js";
+import { badRequest, conflict, notFound, unknownJob, validationFailed } from "./errors.js";
 import { reconcile } from "./recovery.js";
 import { Scheduler, type NextRunInfo } from "./scheduler.js";
 import type { ScheduledSlot } from "../schedule/nextRun.js";
@@ -120,24 +121,33 @@ export class Engine {
     return job;
   }
 
-  /** Triggers a manual run now (a new cycle). Paused jobs may still be run by hand. */
-  runNow(name: string, opts: { reason?: string | null; triggeredBy: string }): RunRecord {
+  /**
+   * Triggers a manual run now (a new cycle). Paused jobs may still be run by hand. `params` are
+   * checked against the job's declaration (CONTRACT §7.2): any problem is a validation error
+   * naming every bad field, and no run is created.
+   */
+  runNow(name: string, opts: { reason?: string | null; params?: unknown; triggeredBy: string }): RunRecord {
     const job = this.job(name);
     const reason = opts.reason ?? null;
     if (reason !== null && reason.length > MAX_REASON_LENGTH) {
       throw badRequest(`reason is ${reason.length} characters long; the limit is ${MAX_REASON_LENGTH}`);
     }
+    const params = checkParams(job.params, opts.params);
+    if (!params.ok) throw validationFailed(job.name, params.errors);
     this.assertRunning();
     const run = createRun(
       this.ctx,
-      { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: randomUUID() },
+      { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: randomUUID(), params: params.values },
       job,
     );
     this.pool.pump();
     return this.ctx.store.runs.get(run.id) ?? run;
   }
 
-  /** A new run of the job's most recent run, which must be FAILED, in the same cycle. */
+  /**
+   * A new run of the job's most recent run, which must be FAILED, in the same cycle, with its
+   * params (secret ones still secret) and its slot.
+   */
   retry(name: string, opts: { triggeredBy: string }): RunRecord {
     const job = this.job(name);
     const last = this.ctx.store.runs.recent(job.name, 1)[0];
@@ -147,6 +157,7 @@ export class Engine {
     }
     this.assertRunning();
     this.ctx.halted.delete(last.cycle_id); // a person chose to carry on with this cycle
+    const kept = this.ctx.store.runs.paramValues(last.id);
     const run = createRun(
       this.ctx,
       {
@@ -156,6 +167,10 @@ export class Engine {
         reason: last.reason,
         cycle_id: last.cycle_id,
         attempt: last.attempt + 1,
+        params: kept?.values ?? {},
+        secretParams: kept?.secret ?? [],
+        scheduled_at: last.scheduled_at,
+        backfill_id: last.backfill_id,
       },
       job,
     );

@@ -17,6 +17,8 @@ const NOW = Date.parse("2027-01-10T10:00:00.000Z");
 const AT = new Date(NOW).toISOString();
 const iso = (ms: number) => new Date(ms).toISOString();
 const STARTED = NOW - 5_000;
+/** What a run created in a cycle takes from it (its slot, its backfill) and from its job (param defaults): none here. */
+const FROM_CYCLE = { scheduled_at: null, backfill_id: null, params: {}, secretParams: [] };
 
 /** extract -> transform -> load (after:), report depends on extract but runs daily (a gate, never triggered). */
 function project(extract: string): ProjectConfig {
@@ -57,6 +59,9 @@ function row(id: number, job: string, status: RunStatus, over: Partial<RunRecord
     cycle_id: "c1",
     tags: [],
     scheduled_for: null,
+    params: {},
+    scheduled_at: null,
+    backfill_id: null,
     created_at: iso(STARTED - 1_000),
     started_at: status === "PENDING" ? null : iso(STARTED),
     finished_at: null,
@@ -134,11 +139,11 @@ describe("the failure-policy table (retries exhausted)", () => {
       { kind: "transition", runId: 1, from: "FAILED", to: "SKIPPED", patch: {} },
       {
         kind: "create",
-        run: { job_name: "transform", trigger: "dependency", triggered_by: "extract", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: extract", tags: ["etl", "t"] },
+        run: { job_name: "transform", trigger: "dependency", triggered_by: "extract", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: extract", tags: ["etl", "t"], ...FROM_CYCLE },
       },
       {
         kind: "create",
-        run: { job_name: "load", trigger: "dependency", triggered_by: "transform", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: transform", tags: [] },
+        run: { job_name: "load", trigger: "dependency", triggered_by: "transform", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: transform", tags: [], ...FROM_CYCLE },
       },
     ]);
   });
@@ -149,7 +154,7 @@ describe("the failure-policy table (retries exhausted)", () => {
       { kind: "transition", runId: 2, from: "PENDING", to: "SKIPPED", patch: { error: "upstream skipped: extract", finished_at: AT } },
       {
         kind: "create",
-        run: { job_name: "load", trigger: "dependency", triggered_by: "transform", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: transform", tags: [] },
+        run: { job_name: "load", trigger: "dependency", triggered_by: "transform", cycle_id: "c1", status: "SKIPPED", error: "upstream skipped: transform", tags: [], ...FROM_CYCLE },
       },
     ]);
   });
@@ -231,8 +236,35 @@ describe("success and dependency triggering", () => {
   ];
   const transformRun: Effect = {
     kind: "create",
-    run: { job_name: "transform", trigger: "dependency", triggered_by: "extract", cycle_id: "c1", tags: ["etl", "t"] },
+    run: { job_name: "transform", trigger: "dependency", triggered_by: "extract", cycle_id: "c1", tags: ["etl", "t"], ...FROM_CYCLE },
   };
+
+  it("a dependency-triggered run takes its cycle's slot and backfill, and its own job's param defaults (secret names kept)", () => {
+    const r = parseProjectText(
+      `jobs:\n  extract:\n    command: x\n    frequency: hourly\n  transform:\n    command: y\n    frequency: after:extract\n    params:\n      mode: {default: full}\n      key: {secret: true, default: k}\n`,
+      "/p/svc.yaml",
+      {},
+    );
+    if (!r.ok) throw new Error(r.errors.map((e) => e.message).join("\n"));
+    const root = row(1, "extract", "RUNNING", { scheduled_at: "2027-01-10T09:00:00.000Z", backfill_id: 7 });
+    const w = { project: r.value, cycle: [root], previous: null };
+    expect(run(w, root, ended(ok)).filter((e) => e.kind === "create")).toEqual([
+      {
+        kind: "create",
+        run: {
+          job_name: "transform",
+          trigger: "dependency",
+          triggered_by: "extract",
+          cycle_id: "c1",
+          tags: [],
+          scheduled_at: "2027-01-10T09:00:00.000Z",
+          backfill_id: 7,
+          params: { mode: "full", key: "k" },
+          secretParams: ["key"],
+        },
+      },
+    ]);
+  });
 
   it("SUCCESS, on_success with the previous status, one PENDING run of each dependency-triggered downstream job", () => {
     const w = { project: project(""), cycle: [row(1, "extract", "RUNNING")], previous: "FAILED" as const };

@@ -1,6 +1,7 @@
 import type { JobConfig } from "../config/types.js";
 import type { JobStateRow, LogStream, NewRun, RunPatch, RunRecord, RunStatus } from "../store/types.js";
 import type { AttemptResult } from "./attempt.js";
+import { defaultParams, secretParamNames } from "../config/params.js";
 import { retryDelayMs } from "./retryDelay.js";
 
 /**
@@ -239,7 +240,10 @@ class Decision {
       }
       const live = inCycle.some((r) => r.job_name === name && r.status !== "FAILED" && r.status !== "SKIPPED");
       if (live) continue;
-      this.push({ kind: "create", run: { job_name: name, trigger: "dependency", triggered_by: run.job_name, cycle_id: run.cycle_id, tags: job.tags } });
+      this.push({
+        kind: "create",
+        run: { job_name: name, trigger: "dependency", triggered_by: run.job_name, cycle_id: run.cycle_id, tags: job.tags, ...fromCycle(run, job) },
+      });
     }
   }
 
@@ -268,7 +272,16 @@ class Decision {
       } else if (existing.length === 0) {
         this.push({
           kind: "create",
-          run: { job_name: name, trigger: "dependency", triggered_by: upstream, cycle_id: run.cycle_id, status: "SKIPPED", error, tags: job.tags },
+          run: {
+            job_name: name,
+            trigger: "dependency",
+            triggered_by: upstream,
+            cycle_id: run.cycle_id,
+            status: "SKIPPED",
+            error,
+            tags: job.tags,
+            ...fromCycle(run, job),
+          },
         });
       } else {
         continue;
@@ -307,4 +320,12 @@ class Decision {
     }
     return out;
   }
+}
+
+/**
+ * What a run created in `run`'s cycle takes from it and from its own job: the cycle's slot
+ * and backfill (CONTRACT §7.3) and the job's param defaults (§7.2).
+ */
+function fromCycle(run: RunRecord, job: JobConfig): Pick<NewRun, "scheduled_at" | "backfill_id" | "params" | "secretParams"> {
+  return { scheduled_at: run.scheduled_at, backfill_id: run.backfill_id, params: defaultParams(job.params), secretParams: secretParamNames(job.params) };
 }

@@ -1,5 +1,6 @@
 import type { JobConfig } from "../config/types.js";
 import { resolveEnvRefs } from "../config/index.js";
+import { paramEnvName, paramText } from "../config/params.js";
 import type { SpawnSpec } from "../executor/index.js";
 import type { RunRecord } from "../store/types.js";
 import type { EngineContext } from "./context.js";
@@ -7,7 +8,8 @@ import { findOutputRefs, OutputValues, outputEnvName, renderLiteral, renderShell
 
 /**
  * Everything resolved at dispatch (SPEC rule 7, CONTRACT §2): output values of
- * the current cycle, `${env:VAR}` in env values, the environment layers.
+ * the current cycle, the run's params and slot (§7.2, §7.3), `${env:VAR}` in
+ * env values, the environment layers.
  * Returns a one-line dispatch error instead when something is missing.
  */
 export function prepareSpawn(ctx: EngineContext, run: RunRecord, job: JobConfig, attempt: number): SpawnSpec | { error: string } {
@@ -22,6 +24,19 @@ export function prepareSpawn(ctx: EngineContext, run: RunRecord, job: JobConfig,
       if (upstreams.has(row.job_name)) values.set(row.job_name, row.var_name, row.value);
     }
   }
+  // Every declared param is exported (empty when it has no value); the values are the run's own,
+  // a param declared after the run was created takes its default.
+  const declared = Object.values(job.params);
+  if (declared.length > 0) {
+    const stored = ctx.store.runs.paramValues(run.id)?.values ?? {};
+    for (const p of declared) {
+      const v = stored[p.name] ?? p.default;
+      const text = v === null || v === undefined ? "" : paramText(v);
+      values.setParam(p.name, text);
+      env[paramEnvName(p.name)] = text;
+    }
+  }
+  values.setScheduledAt(run.scheduled_at ?? "");
   const texts = [...(typeof job.command === "string" ? [job.command] : job.command), ...Object.values(job.env)];
   for (const text of texts) {
     for (const ref of findOutputRefs(text)) {
@@ -55,6 +70,7 @@ export function prepareSpawn(ctx: EngineContext, run: RunRecord, job: JobConfig,
     SVC_CYCLE_ID: run.cycle_id,
     SVC_ATTEMPT: String(attempt),
     SVC_TRIGGER: run.trigger,
+    SVC_SCHEDULED_AT: run.scheduled_at ?? "",
   });
   const command =
     typeof job.command === "string" ? renderShell(job.command, values) : job.command.map((a) => renderLiteral(a, values));

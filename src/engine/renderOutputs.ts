@@ -1,5 +1,7 @@
 /**
- * `{{ outputs.<job>.<var> }}` in commands and env values (SPEC rule 7).
+ * `{{ outputs.<job>.<var> }}` in commands and env values (SPEC rule 7), and the
+ * same way `{{ params.<name> }}` (`SVC_PARAM_<NAME>`, CONTRACT §7.2) and
+ * `{{ run.scheduled_at }}` (`SVC_SCHEDULED_AT`, §7.3).
  *
  * Quoting decision (docs/CONFIG.md "Output passing"): every referenced value
  * is also exported to the job as `SVC_OUTPUT_<JOB>_<VAR>`. In a string
@@ -13,7 +15,8 @@
  * Array commands and env values get the value itself: no shell reads them.
  */
 
-import { OUTPUT_PLACEHOLDER as PLACEHOLDER } from "../config/outputRefs.js";
+import { PLACEHOLDER } from "../config/outputRefs.js";
+import { paramEnvName } from "../config/params.js";
 
 export { findOutputRefs, type OutputRef } from "../config/outputRefs.js";
 
@@ -22,9 +25,35 @@ export function outputEnvName(job: string, varName: string): string {
   return `SVC_OUTPUT_${clean(job)}_${clean(varName)}`;
 }
 
-/** Values by (job, var), as looked up in the current cycle. */
+/** Values by (job, var), as looked up in the current cycle; and the run's params and slot. */
 export class OutputValues {
   private readonly byJob = new Map<string, Map<string, string>>();
+  private readonly params = new Map<string, string>();
+  private scheduledAt: string | undefined;
+
+  setParam(name: string, text: string): void {
+    this.params.set(name, text);
+  }
+
+  /** The run's slot as its jobs see it ("" for a manual run). */
+  setScheduledAt(text: string): void {
+    this.scheduledAt = text;
+  }
+
+  /** The variable a placeholder match (of PLACEHOLDER) stands for and its value; undefined when it has none. */
+  resolve(m: RegExpMatchArray): { name: string; value: string } | undefined {
+    const [, job, varName, param, runField] = m;
+    if (job !== undefined && varName !== undefined) {
+      const value = this.get(job, varName);
+      return value === undefined ? undefined : { name: outputEnvName(job, varName), value };
+    }
+    if (param !== undefined) {
+      const value = this.params.get(param);
+      return value === undefined ? undefined : { name: paramEnvName(param), value };
+    }
+    if (runField === "scheduled_at" && this.scheduledAt !== undefined) return { name: "SVC_SCHEDULED_AT", value: this.scheduledAt };
+    return undefined;
+  }
 
   set(job: string, varName: string, value: string): void {
     let vars = this.byJob.get(job);
@@ -43,7 +72,10 @@ export class OutputValues {
 
 /** Replaces placeholders with the values themselves (array args, env values). */
 export function renderLiteral(text: string, values: OutputValues): string {
-  return text.replace(PLACEHOLDER, (whole, job: string, varName: string) => values.get(job, varName) ?? whole);
+  return text.replace(PLACEHOLDER, (...args: unknown[]) => {
+    const m = args.slice(0, 5) as unknown as RegExpMatchArray;
+    return values.resolve(m)?.value ?? (args[0] as string);
+  });
 }
 
 type QuoteState = "none" | "single" | "double";
@@ -58,11 +90,11 @@ export function renderShell(command: string, values: OutputValues): string {
     const start = m.index ?? 0;
     state = scanQuotes(command, i, start, state);
     out += command.slice(i, start);
-    const [, job, varName] = m as unknown as [string, string, string];
-    if (values.get(job, varName) === undefined) {
+    const target = values.resolve(m);
+    if (target === undefined) {
       out += m[0];
     } else {
-      const ref = "${" + outputEnvName(job, varName) + "}";
+      const ref = "${" + target.name + "}";
       out += state === "none" ? `"${ref}"` : state === "double" ? ref : `'"${ref}"'`;
     }
     i = start + m[0].length;

@@ -206,6 +206,7 @@ export class Scheduler {
           triggered_by: triggeredBy,
           cycle_id: randomUUID(),
           scheduled_for: new Date(slotAt).toISOString(),
+          scheduled_at: new Date(slotAt).toISOString(),
         },
         job,
       );

@@ -61,6 +61,7 @@ export function job(name: string, more: Partial<JobConfig> = {}): JobConfig {
     healthcheck: null,
     output: {},
     notify: {},
+    params: {},
     ...more,
   };
 }
@@ -90,6 +91,9 @@ export function run(more: Partial<RunRecord> = {}): RunRecord {
     cycle_id: "0b8e3c8a-5d7e-4c1e-9a47-3f1f0c7b2d11",
     tags: [],
     scheduled_for: null,
+    params: {},
+    scheduled_at: null,
+    backfill_id: null,
     created_at: "2026-11-21T10:00:00.000Z",
     started_at: "2026-11-21T10:00:00.000Z",
     finished_at: "2026-11-21T10:01:05.000Z",

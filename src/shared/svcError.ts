@@ -18,6 +18,7 @@ export const SVC_ERROR_STATUS = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  validation_failed: 422,
   invalid_config: 422,
   internal: 500,
 } as const;
@@ -26,16 +27,19 @@ export type SvcErrorCode = keyof typeof SVC_ERROR_STATUS;
 
 export class SvcError extends Error {
   readonly status: number;
+  /** What the API sends as `details` (validation_failed: one `{path, message}` per bad field). */
+  readonly details?: unknown;
 
   constructor(
     readonly code: SvcErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; details?: unknown },
   ) {
     super(message, options);
     // Each subclass names itself with a literal: the daemon's bundle minifies class names.
     this.name = "SvcError";
     this.status = SVC_ERROR_STATUS[code];
+    if (options?.details !== undefined) this.details = options.details;
   }
 
   /** Raised on purpose about the request (a 4xx), not a failure of svc itself. */

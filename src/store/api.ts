@@ -14,6 +14,7 @@ import type {
   RunPatch,
   RunRecord,
   RunStatus,
+  ParamValue,
   Slice,
   Trigger,
 } from "./types.js";
@@ -83,6 +84,12 @@ export interface OpenStoreOptions {
   ftsSliceBudgetMs?: number; // default 25
 }
 
+/** A run's parameter values as stored, and the names among them that are secret. */
+export interface RunParams {
+  values: Record<string, ParamValue>;
+  secret: string[];
+}
+
 export interface RunQuery {
   job?: string;
   jobs?: string[]; // job_name IN (...)
@@ -95,6 +102,9 @@ export interface RunQuery {
   reason?: string; // substring, case-insensitive
   tag?: string; // runs whose tag snapshot holds this tag
   cycle_id?: string;
+  /** Runs whose param `name` has this value (as text: "5" matches 5, "true" matches true); secret params never match. */
+  params?: { name: string; value: string }[];
+  backfill_id?: number;
 }
 
 // PageRequest lives in types.ts (sql.ts needs it without importing this interface module).
@@ -104,6 +114,11 @@ export interface RunsStore {
   /** Inserts a run (PENDING unless `status: SKIPPED`). Throws DuplicateSlotError for a repeated (job, scheduled_for). */
   create(run: NewRun): RunRecord;
   get(id: number): RunRecord | null;
+  /**
+   * The run's parameter values as stored, secret ones included (null: none). Only the engine
+   * reads them (to start the run, to retry it); every view uses the masked `RunRecord.params`.
+   */
+  paramValues(id: number): RunParams | null;
   /** The runs of these ids that exist, in one query (in no particular order). */
   getMany(ids: readonly number[]): RunRecord[];
   /**

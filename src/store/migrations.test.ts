@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { MIGRATIONS, migrate, schemaVersion, SchemaTooNewError, SVC_APPLICATION_ID } from "./migrations/index.js";
 import type { Migration } from "./migrations/index.js";
-import { open, tempDir, waitFor } from "./testing.js";
+import { newRun, open, tempDir, waitFor } from "./testing.js";
 import type { TempDir } from "./testing.js";
 
 let tmp: TempDir;
@@ -27,6 +27,7 @@ describe("migrations", () => {
       { version: 1, name: "core" },
       { version: 2, name: "log_search" },
       { version: 3, name: "run_attempts_and_timeline" },
+      { version: 4, name: "params_backfill" },
     ]);
     expect(names(db, "table")).toEqual(
       expect.arrayContaining(["job_runs", "run_tags", "job_state", "run_logs", "run_log_spans", "run_logs_fts", "run_outputs", "alerts", "integration_status", "store_meta", "run_attempts"]),
@@ -78,6 +79,48 @@ describe("migrations", () => {
     expect(schemaVersion(db)).toBe(1);
     expect(names(db, "table")).not.toContain("run_logs_fts");
     expect(names(db, "table")).not.toContain("half_done");
+    db.close();
+  });
+
+  it("4 adds the trigger backfill in place: ids, the id sequence, every reference and their cascades kept; fills scheduled_at", () => {
+    tmp = tempDir();
+    const v2 = new Database(tmp.file());
+    migrate(v2, MIGRATIONS.slice(0, 3), NOW);
+    const insert = v2.prepare(
+      `INSERT INTO job_runs (id, job_name, status, "trigger", triggered_by, cycle_id, tags, scheduled_for, created_at) VALUES (?, ?, 'SUCCESS', ?, 'x', ?, '["etl"]', ?, ?)`,
+    );
+    insert.run(1, "extract", "schedule", "c1", "2026-11-01T02:30:00.000Z", NOW);
+    insert.run(2, "transform", "dependency", "c1", null, NOW);
+    insert.run(3, "extract", "manual", "c2", null, NOW);
+    insert.run(9, "extract", "manual", "c3", null, NOW);
+    v2.prepare("DELETE FROM job_runs WHERE id = 9").run(); // retention took the newest: 9 must never come back
+    for (const id of [1, 2, 3]) v2.prepare("INSERT INTO run_tags (tag, run_id) VALUES ('etl', ?)").run(id);
+    v2.prepare("INSERT INTO run_outputs (run_id, job_name, var_name, value, cycle_id, created_at) VALUES (1, 'extract', 'rows', '42', 'c1', ?)").run(NOW);
+    v2.prepare("INSERT INTO alerts (job_name, run_id, event, channel, payload, created_at) VALUES ('extract', 3, 'on_failure', 'x:y', '{}', ?)").run(NOW);
+    v2.close();
+
+    const store = open(tmp.file());
+    expect(store.runs.get(1)).toMatchObject({ scheduled_for: "2026-11-01T02:30:00.000Z", scheduled_at: "2026-11-01T02:30:00.000Z", params: {}, backfill_id: null });
+    expect(store.runs.get(2)).toMatchObject({ trigger: "dependency", scheduled_at: "2026-11-01T02:30:00.000Z" });
+    expect(store.runs.get(3)).toMatchObject({ trigger: "manual", scheduled_at: null });
+    expect(store.runs.audit({ tag: "etl" }, 10, 0).total).toBe(3);
+    expect(store.outputs.lookup("c1", "extract", "rows")).toBe("42");
+    expect(store.runs.create(newRun({ trigger: "backfill" })).id).toBe(10);
+    store.close();
+
+    const db = new Database(tmp.file());
+    db.pragma("foreign_keys = ON");
+    expect(db.prepare("SELECT count(*) FROM pragma_foreign_key_check").pluck().get()).toBe(0);
+    // the references still point at job_runs and still act: deleting runs cascades and nulls
+    db.prepare("DELETE FROM job_runs WHERE id IN (1, 3)").run();
+    expect(db.prepare("SELECT count(*) FROM run_tags").pluck().get()).toBe(1);
+    expect(db.prepare("SELECT count(*) FROM run_outputs").pluck().get()).toBe(0);
+    expect(db.prepare("SELECT run_id FROM alerts").pluck().get()).toBeNull();
+    expect(() => db.prepare(`UPDATE job_runs SET "trigger" = 'bogus' WHERE id = 2`).run()).toThrow(/CHECK/);
+    expect(() => db.prepare("INSERT INTO job_runs (job_name, status, \"trigger\", cycle_id, scheduled_for, created_at) VALUES ('extract', 'PENDING', 'schedule', 'c9', '2026-11-01T02:30:00.000Z', 'x')").run()).not.toThrow();
+    expect(() => db.prepare("INSERT INTO job_runs (job_name, status, \"trigger\", cycle_id, scheduled_for, created_at) VALUES ('extract', 'PENDING', 'schedule', 'c9', '2026-11-01T02:30:00.000Z', 'x')").run()).toThrow(/UNIQUE/);
+    expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
     db.close();
   });
 

@@ -35,6 +35,39 @@ describe("runs: create, transition, update", () => {
     expect(store.runs.get(999_999)).toBeNull();
   });
 
+  it("stores params and shows secret ones as ***; paramValues gives them as stored", () => {
+    const run = store.runs.create(
+      newRun({ job_name: "params-1", params: { day: "2026-11-01", n: 3, dry: false, pin: "1234" }, secretParams: ["pin", "absent"], scheduled_at: "2026-11-01T00:00:00.000Z" }),
+    );
+    expect(run.params).toEqual({ day: "2026-11-01", n: 3, dry: false, pin: "***" });
+    expect(run.scheduled_at).toBe("2026-11-01T00:00:00.000Z");
+    expect(store.runs.get(run.id)!.params).toEqual(run.params);
+    expect(store.runs.paramValues(run.id)).toEqual({ values: { day: "2026-11-01", n: 3, dry: false, pin: "1234" }, secret: ["pin"] });
+    expect(JSON.stringify(store.exportAll().job_runs.find((r) => r.id === run.id))).not.toContain("1234");
+    const plain = store.runs.create(newRun({ job_name: "params-2", params: {} }));
+    expect(plain.params).toEqual({});
+    expect(store.runs.paramValues(plain.id)).toBeNull();
+    expect(() => store.runs.paramValues(999_999)).toThrow(NotFoundError);
+  });
+
+  it("audit filters by a param value, by its text; never by a secret one", () => {
+    const mk = (params: Record<string, string | number | boolean>, secretParams: string[] = []) =>
+      store.runs.create(newRun({ job_name: "params-audit", params, secretParams })).id;
+    const a = mk({ day: "2026-11-01", n: 5, dry: true });
+    const b = mk({ day: "2026-11-02", n: 5.5, dry: false });
+    const c = mk({ day: "5", pin: "1234" }, ["pin"]);
+    const ids = (params: { name: string; value: string }[]) => store.runs.audit({ job: "params-audit", params }, 100, 0).rows.map((r) => r.id);
+    expect(ids([{ name: "day", value: "2026-11-01" }])).toEqual([a]);
+    expect(ids([{ name: "n", value: "5" }])).toEqual([a]);
+    expect(ids([{ name: "n", value: "5.50" }])).toEqual([b]);
+    expect(ids([{ name: "day", value: "5" }])).toEqual([c]);
+    expect(ids([{ name: "dry", value: "false" }])).toEqual([b]);
+    expect(ids([{ name: "dry", value: "true" }, { name: "n", value: "5" }])).toEqual([a]);
+    expect(ids([{ name: "pin", value: "1234" }])).toEqual([]);
+    expect(ids([{ name: "nope", value: "x" }])).toEqual([]);
+    expect(() => ids([{ name: "x') OR 1 --", value: "x" }])).toThrow(InvalidQueryError);
+  });
+
   it("creates a SKIPPED run that is finished at creation", () => {
     const run = store.runs.create(newRun({ job_name: "create-2", status: "SKIPPED", error: "concurrency forbid" }));
     expect(run).toMatchObject({ status: "SKIPPED", error: "concurrency forbid", finished_at: run.created_at });

@@ -1,4 +1,4 @@
-import type { PageRequest, RunQuery, RunsStore } from "./api.js";
+import type { PageRequest, RunParams, RunQuery, RunsStore } from "./api.js";
 import type { SqliteAttempts } from "./attempts.js";
 import { DuplicateSlotError, InvalidQueryError, NotFoundError, sqliteCode } from "./errors.js";
 import { assertTransition, canTransition, TransitionError } from "./runStatus.js";
@@ -14,7 +14,7 @@ import {
   StatementCache,
   Where,
 } from "./sql.js";
-import type { NewRun, Page, RunPatch, RunRecord, RunStatus, Slice } from "./types.js";
+import { SECRET_MASK, type NewRun, type Page, type ParamValue, type RunPatch, type RunRecord, type RunStatus, type Slice } from "./types.js";
 
 /** Columns a patch may set; the SQL is built from these names only. */
 const PATCHABLE = [
@@ -53,22 +53,42 @@ const SORTABLE: Readonly<Record<string, string>> = Object.fromEntries(
     "error",
     "duration_ms",
     "next_attempt_at",
+    "scheduled_at",
+    "backfill_id",
   ].map((c) => [c, `"${c}"`]),
 );
 
 export const FINISHED: readonly RunStatus[] = ["SUCCESS", "FAILED", "SKIPPED"];
 
-export interface RunRow extends Omit<RunRecord, "tags"> {
+export interface RunRow extends Omit<RunRecord, "tags" | "params"> {
   tags: string;
+  params: string | null;
+  secret_params: string | null;
 }
 
+const NO_PARAMS: Readonly<Record<string, ParamValue>> = Object.freeze({});
+
+/** A stored row as a RunRecord: tags and params parsed, secret param values masked. */
 export function toRun(row: RunRow): RunRecord {
-  return { ...row, tags: JSON.parse(row.tags) as string[] };
+  const { secret_params, params, ...rest } = row;
+  let shown: Record<string, ParamValue> = NO_PARAMS as Record<string, ParamValue>;
+  if (params !== null) {
+    shown = JSON.parse(params) as Record<string, ParamValue>;
+    if (secret_params !== null) for (const name of JSON.parse(secret_params) as string[]) if (name in shown) shown[name] = SECRET_MASK;
+  }
+  return { ...rest, tags: JSON.parse(row.tags) as string[], params: shown };
+}
+
+/** The JSON texts stored for a new run's params: NULL for none. */
+export function paramColumns(params: Record<string, ParamValue> | null | undefined, secret: readonly string[] | undefined) {
+  const has = params != null && Object.keys(params).length > 0;
+  const secrets = has && secret ? secret.filter((n) => n in params) : [];
+  return { params: has ? JSON.stringify(params) : null, secret_params: secrets.length > 0 ? JSON.stringify(secrets) : null };
 }
 
 export class SqliteRuns implements RunsStore {
   private readonly st: Record<
-    "insert" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag",
+    "insert" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag" | "paramValues",
     Stmt
   >;
   private readonly cache: StatementCache;
@@ -80,8 +100,10 @@ export class SqliteRuns implements RunsStore {
     this.cache = new StatementCache(db);
     this.st = {
       insert: db.prepare(`INSERT INTO job_runs
-        (job_name, status, attempt, "trigger", triggered_by, reason, cycle_id, tags, scheduled_for, created_at, finished_at, error)
-        VALUES (@job_name, @status, @attempt, @trigger, @triggered_by, @reason, @cycle_id, @tags, @scheduled_for, @created_at, @finished_at, @error)
+        (job_name, status, attempt, "trigger", triggered_by, reason, cycle_id, tags, scheduled_for, created_at, finished_at, error,
+         params, secret_params, scheduled_at, backfill_id)
+        VALUES (@job_name, @status, @attempt, @trigger, @triggered_by, @reason, @cycle_id, @tags, @scheduled_for, @created_at, @finished_at, @error,
+         @params, @secret_params, @scheduled_at, @backfill_id)
         RETURNING *`),
       insertTag: db.prepare("INSERT OR IGNORE INTO run_tags (tag, run_id) VALUES (?, ?)"),
       get: db.prepare("SELECT * FROM job_runs WHERE id = ?"),
@@ -93,6 +115,7 @@ export class SqliteRuns implements RunsStore {
       ),
       inCycle: db.prepare("SELECT * FROM job_runs WHERE cycle_id = ? ORDER BY id"),
       countTag: db.prepare("SELECT count(*) FROM run_tags WHERE tag = ?"),
+      paramValues: db.prepare("SELECT params, secret_params FROM job_runs WHERE id = ?"),
     };
   }
 
@@ -116,6 +139,9 @@ export class SqliteRuns implements RunsStore {
       // A run created SKIPPED (concurrency forbid, upstream skipped) ends when it is created.
       finished_at: status === "SKIPPED" ? run.created_at : null,
       error: run.error ?? null,
+      ...paramColumns(run.params, run.secretParams),
+      scheduled_at: run.scheduled_at ?? null,
+      backfill_id: run.backfill_id ?? null,
     };
     const insert = (): RunRecord => {
       const created = toRun(this.st.insert.get(row) as RunRow);
@@ -131,6 +157,16 @@ export class SqliteRuns implements RunsStore {
       }
       throw e;
     }
+  }
+
+  paramValues(id: number): RunParams | null {
+    const row = this.st.paramValues.get(id) as { params: string | null; secret_params: string | null } | undefined;
+    if (row === undefined) throw new NotFoundError("run", id);
+    if (row.params === null) return null;
+    return {
+      values: JSON.parse(row.params) as Record<string, ParamValue>,
+      secret: row.secret_params === null ? [] : (JSON.parse(row.secret_params) as string[]),
+    };
   }
 
   get(id: number): RunRecord | null {
@@ -277,6 +313,22 @@ export function runWhere(q: RunQuery): Where {
     w.add("reason IS NOT NULL AND reason LIKE ? ESCAPE '\\'", likeContains(q.reason));
   }
   if (q.cycle_id !== undefined) w.add("cycle_id = ?", q.cycle_id);
+  if (q.backfill_id !== undefined) w.add("backfill_id = ?", q.backfill_id);
+  for (const { name, value } of q.params ?? []) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new InvalidQueryError(`param name must match [a-z_][a-z0-9_]*, got "${name}"`);
+    // The value as JSON text, the way `->` reads it: a string, or the number / true / false it spells.
+    const texts = [JSON.stringify(value)];
+    const n = Number(value);
+    if (value.trim() !== "" && Number.isFinite(n)) texts.push(JSON.stringify(n));
+    if (value === "true" || value === "false") texts.push(value);
+    // A secret param's values are never searched: matching them would reveal them one guess at a time.
+    w.add(
+      `(params IS NOT NULL AND params -> ? IN (${texts.map(() => "?").join(", ")}) AND (secret_params IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(secret_params) WHERE value = ?)))`,
+      `$.${name}`,
+      ...texts,
+      name,
+    );
+  }
   // EXISTS rather than IN (SELECT ...): SQLite then walks job_runs in the
   // requested order (or by another filter's index) and probes run_tags per
   // run, instead of building and sorting the tag's whole run list.

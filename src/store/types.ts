@@ -4,7 +4,7 @@
  */
 
 export type RunStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "RETRYING" | "SKIPPED";
-export type Trigger = "manual" | "schedule" | "dependency";
+export type Trigger = "manual" | "schedule" | "dependency" | "backfill";
 export type HcStatus = "pass" | "fail" | "warn";
 export type LogStream = "stdout" | "stderr" | "healthcheck";
 export type AlertStatus = "pending" | "delivered" | "failed";
@@ -17,7 +17,13 @@ export const RUN_STATUSES: readonly RunStatus[] = [
   "RETRYING",
   "SKIPPED",
 ];
-export const TRIGGERS: readonly Trigger[] = ["manual", "schedule", "dependency"];
+export const TRIGGERS: readonly Trigger[] = ["manual", "schedule", "dependency", "backfill"];
+
+/** A run parameter's value (CONTRACT §7.2). */
+export type ParamValue = string | number | boolean;
+
+/** What a secret param's value reads wherever a run is shown. */
+export const SECRET_MASK = "***";
 export const LOG_STREAMS: readonly LogStream[] = ["stdout", "stderr", "healthcheck"];
 
 export interface RunRecord {
@@ -45,6 +51,16 @@ export interface RunRecord {
   error: string | null;
   duration_ms: number | null;
   next_attempt_at: string | null;
+  /**
+   * The run's parameter values ({} when none), secret ones as `***`: every view of a run
+   * (API, CLI, export, notifications, audit log) shows this. The engine reads the values
+   * themselves with `runs.paramValues`.
+   */
+  params: Record<string, ParamValue>;
+  /** The slot (ISO UTC) this run is for: scheduled, catch-up and backfill runs, and their cycles' dependency runs; null for manual runs. */
+  scheduled_at: string | null;
+  /** The backfill that created this run or the cycle it is in, else null. */
+  backfill_id: number | null;
 }
 
 export interface NewRun {
@@ -58,6 +74,12 @@ export interface NewRun {
   status?: "PENDING" | "SKIPPED"; // default PENDING
   error?: string | null; // for runs created SKIPPED
   scheduled_for?: string | null;
+  scheduled_at?: string | null;
+  backfill_id?: number | null;
+  /** Values as checked against the job's declaration (null or {}: none). */
+  params?: Record<string, ParamValue> | null;
+  /** Names among `params` declared `secret: true`. */
+  secretParams?: readonly string[];
   created_at: string;
 }
 

@@ -54,7 +54,7 @@ export function dbRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache):
   const { store } = deps;
 
   app.get<{
-    Querystring: PageQ & { job?: string; status?: RunStatus; trigger?: Trigger; since?: string; until?: string; sla_breached?: 0 | 1; cycle_id?: string };
+    Querystring: PageQ & { job?: string; status?: RunStatus; trigger?: Trigger; since?: string; until?: string; sla_breached?: 0 | 1; cycle_id?: string; backfill_id?: number };
   }>(
     "/api/db/job_runs",
     {
@@ -72,6 +72,7 @@ export function dbRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache):
             until: dateSchema,
             sla_breached: { type: "integer", enum: [0, 1] },
             cycle_id: uuid,
+            backfill_id: { type: "integer", minimum: 1, description: "runs of one backfill (and the dependency runs of its cycles)" },
             ...pageQuery,
           },
         },

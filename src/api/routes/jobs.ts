@@ -101,7 +101,7 @@ export function jobRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache)
     },
   );
 
-  app.post<NameParams & { Body: { reason?: string } | undefined }>(
+  app.post<NameParams & { Body: { reason?: string; params?: unknown } | undefined }>(
     "/api/jobs/:name/run",
     {
       schema: {
@@ -111,13 +111,22 @@ export function jobRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache)
         body: {
           type: ["object", "null"],
           additionalProperties: false,
-          properties: { reason: { type: "string", maxLength: MAX_REASON_LENGTH, description: "why (free text, max 500)" } },
+          properties: {
+            reason: { type: "string", maxLength: MAX_REASON_LENGTH, description: "why (free text, max 500)" },
+            // Any JSON here: the engine checks it against the job's declaration and answers
+            // 422 validation_failed with a `params.NAME` path per problem (CONTRACT §7.2).
+            params: { description: "param name -> value (typed JSON: 5, true, \"2026-11-01\"), checked against the job's params" },
+          },
         },
         response: { 202: startedRunSchema },
       },
     },
     async (request, reply) => {
-      const run = engine.runNow(request.params.name, { reason: request.body?.reason ?? null, triggeredBy: triggeredBy(request) });
+      const run = engine.runNow(request.params.name, {
+        reason: request.body?.reason ?? null,
+        params: request.body?.params,
+        triggeredBy: triggeredBy(request),
+      });
       return reply.code(202).send(started(run));
     },
   );

@@ -8,6 +8,8 @@ import type { ApiDeps } from "../deps.js";
 import {
   dateSchema,
   jobNameSchema,
+  paramFilters,
+  paramFilterSchema,
   runRecordSchema,
   runStatusSchema,
   sliceQuery,
@@ -27,6 +29,8 @@ interface AuditQuery {
   until?: string;
   reason?: string;
   tag?: string;
+  param?: string[];
+  backfill_id?: number;
   limit: number;
   offset: number;
 }
@@ -48,6 +52,8 @@ export function observabilityRoutes(app: FastifyInstance, deps: ApiDeps): void {
             until: dateSchema,
             reason: { type: "string", maxLength: 500, description: "substring of the run's reason, case-insensitive" },
             tag: { type: "string", pattern: TAG_PATTERN },
+            param: paramFilterSchema,
+            backfill_id: { type: "integer", minimum: 1, description: "runs of one backfill (and the dependency runs of its cycles)" },
             ...sliceQuery(AUDIT_LIMIT_DEFAULT, AUDIT_LIMIT_MAX),
           },
         },
@@ -61,8 +67,8 @@ export function observabilityRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     async (request) => {
-      const { limit, offset, ...filters } = request.query;
-      const slice = deps.store.runs.audit(definedOnly<RunQuery>(filters), limit, offset);
+      const { limit, offset, param, ...filters } = request.query;
+      const slice = deps.store.runs.audit({ ...definedOnly<RunQuery>(filters), params: paramFilters(param) }, limit, offset);
       return { runs: slice.rows, total: slice.total, limit: slice.limit, offset: slice.offset };
     },
   );

@@ -13,7 +13,7 @@ import type { HttpTarget, Target } from "./target.js";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-export type Query = Record<string, string | number | boolean | undefined | null>;
+export type Query = Record<string, string | number | boolean | string[] | undefined | null>;
 
 export interface RawResponse<T = unknown> {
   status: number;
@@ -200,7 +200,10 @@ export function apiError(res: RawResponse, what: string): ApiError {
 function withQuery(path: string, query?: Query): string {
   if (!query) return path;
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== "") params.set(k, String(v));
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v)) for (const item of v) params.append(k, item);
+    else if (v !== undefined && v !== null && v !== "") params.set(k, String(v));
+  }
   const qs = params.toString();
   return qs === "" ? path : `${path}?${qs}`;
 }

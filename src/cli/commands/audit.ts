@@ -9,6 +9,7 @@ import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
 import { auditCsvHeader, auditCsvRow } from "../client/csv.js";
 import type { DaemonClient, Query } from "../client/http.js";
+import { collectParam } from "../client/params.js";
 import { styleFor } from "../client/present.js";
 import type { AuditAnswer, RunRecord } from "../client/types.js";
 import type { CliContext } from "../context.js";
@@ -23,6 +24,7 @@ interface AuditOpts {
   until?: string;
   reason?: string;
   tag?: string;
+  param?: string[];
   limit?: string;
   offset?: string;
   json?: boolean;
@@ -30,7 +32,7 @@ interface AuditOpts {
   output?: string;
 }
 
-const TRIGGERS = ["manual", "schedule", "dependency"];
+const TRIGGERS = ["manual", "schedule", "dependency", "backfill"];
 const STATUSES = ["pending", "running", "success", "failed", "retrying", "skipped"];
 const DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 const PAGE_MAX = 1000;
@@ -47,12 +49,13 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--until <date>", "created at or before this ISO date or instant")
     .option("--reason <text>", "reason contains this text (any case)")
     .option("--tag <tag>", "runs of jobs with this tag")
+    .option("--param <name=value>", "runs whose param has this value (repeatable; secret params never match)", collectParam)
     .option("--limit <n>", `how many runs (table and --json: default ${DEFAULT_LIMIT}; --export: all)`)
     .option("--offset <n>", "skip this many runs first", "0")
     .option("--json", 'print {"runs", "total", "limit", "offset"}')
     .option("--export <format>", "write every matching run as csv (RFC 4180)")
     .option("--output <file>", "with --export: write to this file instead of stdout")
-    .addHelpText("after", '\nExamples:\n  svc audit --job extract --status failed --since 2026-11-01\n  svc audit --reason "backfill" --export csv --output audit.csv')
+    .addHelpText("after", '\nExamples:\n  svc audit --job extract --status failed --since 2026-11-01\n  svc audit --reason "backfill" --export csv --output audit.csv\n  svc audit --job report --param day=2026-11-01 --trigger backfill')
     .action((opts: AuditOpts, cmd: Command) => audit(ctx, cmd, opts));
 }
 
@@ -66,6 +69,9 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
   for (const [flag, v] of [["--since", opts.since], ["--until", opts.until]] as const) {
     if (v !== undefined && (!DATE.test(v) || Number.isNaN(Date.parse(v)))) throw usage(`${flag} must be an ISO date like 2026-11-01 or an instant like 2026-11-01T12:00:00Z, got "${v}"`);
   }
+  for (const p of opts.param ?? []) {
+    if (!/^[a-z_][a-z0-9_]*=/.test(p)) throw usage(`--param takes name=value with a param name like day or max_rows, got "${p}"`);
+  }
   const limit = opts.limit === undefined ? undefined : count("--limit", opts.limit, 1);
   const offset = count("--offset", opts.offset ?? "0", 0);
 
@@ -77,6 +83,7 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
     until: opts.until,
     reason: opts.reason,
     tag: opts.tag,
+    param: opts.param,
   };
   const client = await clientFor(cmd, ctx);
 

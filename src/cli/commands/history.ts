@@ -31,7 +31,23 @@ export function register(program: Command, ctx: CliContext): void {
 
 /** Runs as a table (history, audit); `withJob` adds the JOB column. */
 export function runsTable(runs: RunRecord[], style: Style, withJob: boolean): string {
-  const headers = ["RUN", ...(withJob ? ["JOB"] : []), "STATUS", "TRIGGER", "BY", "ATTEMPT", "STARTED", "DURATION", "EXIT", "REASON / ERROR"];
+  // Params and slots get columns only when a run shown has them (secret values arrive as ***).
+  const withParams = runs.some((r) => r.params && Object.keys(r.params).length > 0);
+  const withSlot = runs.some((r) => r.scheduled_at);
+  const headers = [
+    "RUN",
+    ...(withJob ? ["JOB"] : []),
+    "STATUS",
+    "TRIGGER",
+    "BY",
+    "ATTEMPT",
+    ...(withSlot ? ["SLOT"] : []),
+    "STARTED",
+    "DURATION",
+    "EXIT",
+    ...(withParams ? ["PARAMS"] : []),
+    "REASON / ERROR",
+  ];
   const rows = runs.map((r) => [
     String(r.id),
     ...(withJob ? [r.job_name] : []),
@@ -39,10 +55,18 @@ export function runsTable(runs: RunRecord[], style: Style, withJob: boolean): st
     r.trigger,
     r.triggered_by,
     String(r.attempt),
+    ...(withSlot ? [r.scheduled_at ? localTime(r.scheduled_at) : "-"] : []),
     localTime(r.started_at ?? r.created_at),
     duration(r.duration_ms),
     r.exit_code === null ? "-" : String(r.exit_code),
+    ...(withParams ? [cell(paramsText(r.params))] : []),
     cell([r.reason, r.error].filter((x) => x).join(" / ")),
   ]);
   return table(headers, rows, style);
+}
+
+/** `day=2026-11-01 limit=10`, or `-`. */
+export function paramsText(params: RunRecord["params"] | undefined): string {
+  const entries = Object.entries(params ?? {});
+  return entries.length === 0 ? "-" : entries.map(([k, v]) => `${k}=${String(v)}`).join(" ");
 }

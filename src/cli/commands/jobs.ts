@@ -9,6 +9,7 @@ import { clientFor } from "../client/index.js";
 import { followUntilDone, LogPrinter, type StartedRunRef } from "../client/follow.js";
 import type { DaemonClient } from "../client/http.js";
 import { forJob, jobOrTag, jobPath, jobsWithTag } from "../client/jobs.js";
+import { paramOptions, paramsFor, type ParamOpts } from "../client/params.js";
 import { duration, statusText, styleFor } from "../client/present.js";
 import type { RunRecord, StartedRun } from "../client/types.js";
 import type { CliContext } from "../context.js";
@@ -16,7 +17,7 @@ import { CliError, printJson, printLine, UsageError } from "../output.js";
 
 const MAX_REASON = 500;
 
-interface RunOpts {
+interface RunOpts extends ParamOpts {
   reason?: string;
   tag?: string;
   wait?: boolean;
@@ -24,11 +25,12 @@ interface RunOpts {
 }
 
 export function register(program: Command, ctx: CliContext): void {
-  program
+  const run = program
     .command("run")
     .description("trigger a manual run now (one job, or every job with --tag)")
     .argument("[job]", "job name")
-    .option("--reason <text>", `why (free text, at most ${MAX_REASON} characters; kept in the run record and the audit)`)
+    .option("--reason <text>", `why (free text, at most ${MAX_REASON} characters; kept in the run record and the audit)`);
+  paramOptions(run)
     .option("--tag <tag>", "run every job with this tag")
     .option("--wait", "follow the run's log live; exit 0 when it ends SUCCESS, 1 otherwise")
     .option("--json", 'print {"job", "run_id", "cycle_id", "status"} (with --wait: the final run records)')
@@ -100,9 +102,13 @@ async function runCommand(ctx: CliContext, cmd: Command, job: string | undefined
   if (opts.reason !== undefined && opts.reason.length > MAX_REASON) {
     throw new UsageError(`--reason is ${opts.reason.length} characters; at most ${MAX_REASON}`, "see 'svc run --help'");
   }
+  if ("tag" in which && (opts.param !== undefined || opts.paramsFile !== undefined)) {
+    throw new UsageError("-p and --params-file go with one job, not --tag (each job declares its own params)", "see 'svc run --help'");
+  }
   const client = await clientFor(cmd, ctx);
   const names = "job" in which ? [which.job] : await jobsWithTag(client, which.tag);
-  const body = opts.reason === undefined ? undefined : { reason: opts.reason };
+  const params = "job" in which ? await paramsFor(client, which.job, opts, "run") : undefined;
+  const body = opts.reason === undefined && params === undefined ? undefined : { reason: opts.reason, params };
   const started: (StartedRun & { job: string })[] = [];
   for (const name of names) {
     const res = await forJob(name, () => client.post<StartedRun>(jobPath(name, "/run"), body));

@@ -9,6 +9,7 @@
  * from here by the loader (`schemaDefault`), never repeated in code.
  * schemas/svc.schema.json is generated from this file (see generate.ts).
  */
+import { MAX_PARAMS, PARAM_NAME_PATTERN, PARAM_TYPES } from "../params.js";
 import type { JsonSchema } from "./jsonSchema.js";
 
 export const JOB_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$";
@@ -92,6 +93,50 @@ const excludeSchema: JsonSchema = {
   },
   description:
     "Scheduled slots that do not run (no run row; one INFO log line each). Merged with defaults.exclude as a union. Not for manual or after: jobs.",
+};
+
+/** One run parameter (CONTRACT §7.2); the rules between its fields are checked in params.ts. */
+const paramSchema: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    type: {
+      enum: [...PARAM_TYPES],
+      default: "string",
+      description: "string (default), integer, number, boolean or enum (with values).",
+      "x-message": `must be one of ${PARAM_TYPES.join(", ")}`,
+    },
+    default: {
+      type: ["string", "number", "boolean"],
+      description: "The value when a trigger passes none; scheduled, catch-up and dependency-triggered runs always take it. Without a default the param is required.",
+      "x-message": "must be a string, a number or true/false",
+    },
+    required: {
+      type: "boolean",
+      description: "Default: true when there is no default. required: false without a default makes the param optional (empty when not passed).",
+      "x-message": "must be true or false",
+    },
+    values: {
+      type: "array",
+      minItems: 1,
+      uniqueItems: true,
+      items: { type: "string", "x-message": "must be a string (quote numbers and booleans)" },
+      description: "type: enum only: the allowed values.",
+      "x-message": "must be a non-empty list of distinct strings",
+    },
+    pattern: {
+      type: "string",
+      minLength: 1,
+      description: "type: string only: a regular expression the whole value must match.",
+    },
+    description: { type: "string", description: "Shown in the dashboard's run form and `svc run --help`-style listings." },
+    secret: {
+      type: "boolean",
+      default: false,
+      description: "Its values (and its default) read *** wherever they are shown.",
+      "x-message": "must be true or false",
+    },
+  },
 };
 
 /** Fields a job may set and `defaults` may supply. */
@@ -212,6 +257,15 @@ const sharedJobFields = (frequency: JsonSchema): Record<string, JsonSchema> => (
     default: {},
     description: "Event -> channel, {channel, message, attach_logs, only_after_failure}, or a list of them.",
   },
+  params: {
+    type: "object",
+    maxProperties: MAX_PARAMS,
+    propertyNames: { pattern: PARAM_NAME_PATTERN, "x-message": "param names must match [a-z_][a-z0-9_]* (lower case letters, digits, _)" },
+    additionalProperties: { $ref: "#/$defs/param" },
+    default: {},
+    description: `Run parameters, name -> {type, default, required, values, pattern, description, secret} (at most ${MAX_PARAMS}); read as {{ params.<name> }} and $SVC_PARAM_<NAME>.`,
+    "x-message": `must be a map of at most ${MAX_PARAMS} param names to declarations`,
+  },
 });
 
 const jobSchema: JsonSchema = {
@@ -311,5 +365,6 @@ export const svcSchema: JsonSchema = {
     integration: integrationSchema,
     notifyValue,
     notifyEntry: { type: ["string", "object"], ...notifyEntryKeywords },
+    param: paramSchema,
   },
 };
