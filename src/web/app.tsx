@@ -16,6 +16,7 @@ import { useEffect } from "preact/hooks";
 
 // dagre is the heaviest dependency: the graph view is its own chunk.
 const GraphView = lazy(() => import("./views/Graph.js"), "the graph");
+const TimelineView = lazy(() => import("./views/Timeline.js"), "the timeline");
 
 function NotFound({ route }: { route: Route }) {
   return (
@@ -39,6 +40,8 @@ function View({ route }: { route: Route }) {
       return second && /^\d+$/.test(second) ? <RunView key={second} id={Number(second)} /> : <NotFound route={route} />;
     case "graph":
       return <GraphView />;
+    case "timeline":
+      return <TimelineView route={route} />;
     case "audit":
       return <AuditView route={route} />;
     case "db":
@@ -58,6 +61,7 @@ const TITLES: Record<string, string> = {
   jobs: "Job",
   runs: "Run",
   graph: "Graph",
+  timeline: "Timeline",
   audit: "Audit",
   db: "Database",
   integrations: "Integrations",

@@ -6,6 +6,7 @@ import { Badge } from "./StatusBadge.js";
 
 const NAV: [string, string, string][] = [
   ["", "#/", "Overview"],
+  ["timeline", "#/timeline", "Timeline"],
   ["graph", "#/graph", "Graph"],
   ["audit", "#/audit", "Audit"],
   ["db", "#/db/job_runs", "Database"],

@@ -47,7 +47,7 @@ async function errorFrom(res: Response): Promise<ApiError> {
  * One JSON request. A 401 opens the token prompt and retries with the new
  * token; a dismissed prompt turns into the 401 error.
  */
-export async function request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+export async function request<T>(method: "GET" | "POST", path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   for (;;) {
     const token = getToken();
     const headers: Record<string, string> = { Accept: "application/json" };
@@ -60,8 +60,10 @@ export async function request<T>(method: "GET" | "POST", path: string, body?: un
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         cache: "no-store",
+        signal,
       });
     } catch (e) {
+      if (signal?.aborted) throw e;
       throw new ApiError(0, "network", `Cannot reach the daemon (${e instanceof Error ? e.message : String(e)})`);
     }
     if (res.status === 401) {
