@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { cleanup, project, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
+import { seeded } from "../helpers/seed.js";
 
 /**
  * SIGKILL the daemon at random moments while a chain of jobs runs and logs
@@ -13,6 +14,8 @@ import { cleanup, project, startDaemon, until, type DaemonProc } from "../helper
  * two runs.
  */
 const KILLS = Number(process.env.SVC_FAULT_KILLS ?? 20);
+/** When each kill comes: printed, and replayed with SVC_SEED. */
+const rand = seeded(import.meta.filename);
 
 const yaml = `
 jobs:
@@ -63,7 +66,7 @@ const dir = project(yaml, { daemon: "executor:\n  kill_grace: 300ms\n" });
 afterAll(() => cleanup(dir));
 
 describe("crash faults", () => {
-  it(`survives ${KILLS} SIGKILLs during a running chain with nothing acknowledged lost`, { timeout: 60_000 + KILLS * 6_000 }, async () => {
+  it(`survives ${KILLS} SIGKILLs during a running chain with nothing acknowledged lost (seed ${rand.seed})`, { timeout: 60_000 + KILLS * 6_000 }, async () => {
     const received: Received[] = [];
     let runsSeen = 0;
     let previousPids: number[] = [];
@@ -78,7 +81,7 @@ describe("crash faults", () => {
       expect(started.status).toBe(202);
       const sockets = [follow(d, started.body.run_id, received)];
       const t0 = Date.now();
-      const killAfter = 150 + Math.floor(Math.random() * 1_500);
+      const killAfter = rand.int(150, 1_649);
       while (Date.now() - t0 < killAfter) {
         const runs = await d.api<{ rows: { id: number }[] }>("GET", "/api/db/job_runs?job=consume&status=RUNNING&page_size=100");
         for (const r of runs.body.rows) if (!sockets.some((s) => s.url.endsWith(`/${r.id}`))) sockets.push(follow(d, r.id, received));

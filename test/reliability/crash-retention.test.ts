@@ -12,10 +12,13 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/shared/logger.js";
 import { openStore } from "../../src/store/index.js";
+import { seeded } from "../helpers/seed.js";
 import { Owned, checkDatabase, dbPathOf, pick, report, settled, sleep, until } from "./helpers/relKit.js";
 
 const own = new Owned();
 afterEach(() => own.dispose());
+/** When each kill comes after the prune has started: printed, and replayed with SVC_SEED. */
+const rand = seeded(import.meta.filename);
 
 const KILLS = pick(1, 5);
 const JOBS = ["a", "b", "c"];
@@ -90,7 +93,7 @@ function checkLogBookkeeping(path: string): void {
 }
 
 describe("crash during retention", () => {
-  it(`survives ${KILLS} SIGKILL(s) in the middle of a prune`, { timeout: 120_000 + KILLS * 60_000 }, async () => {
+  it(`survives ${KILLS} SIGKILL(s) in the middle of a prune (seed ${rand.seed})`, { timeout: 120_000 + KILLS * 60_000 }, async () => {
     const t0 = Date.now();
     const yaml = `jobs:\n${JOBS.map((j) => `  ${j}:\n    command: "echo ${j}"\n`).join("")}`;
     const dir = own.project(yaml, { daemon: `storage:\n  retention:\n    max_age: 7d\n    max_runs_per_job: ${CAP}\n` });
@@ -103,7 +106,7 @@ describe("crash during retention", () => {
       const start = runCount(dbPathOf(dir));
       // Retention starts ~30 s after startup; kill once it has visibly begun.
       await until("retention to start", () => runCount(dbPathOf(dir)) < start, 60_000);
-      await sleep(Math.floor(Math.random() * 300));
+      await sleep(rand.int(0, 299));
       await d.stop("SIGKILL");
       const left = runCount(dbPathOf(dir));
       if (left > JOBS.length * CAP) killedMidway++;

@@ -6,7 +6,8 @@
  * WebSocket client received is stored; after every restart nothing is
  * RUNNING without a live process and no process group of a killed run is
  * left. Default: one round per kill point (5); SVC_RELIABILITY_FULL=1: 50
- * rounds at random points.
+ * rounds at random points. The random draws come from a printed seed;
+ * SVC_SEED=<n> replays them (test/helpers/seed.ts).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -28,9 +29,11 @@ import {
   type DaemonProc,
   type Received,
 } from "./helpers/relKit.js";
+import { seeded } from "../helpers/seed.js";
 
 const own = new Owned();
 afterEach(() => own.dispose());
+const rand = seeded(import.meta.filename);
 
 const POINTS = ["burst", "retry", "reload", "dispatch", "minute"] as const;
 type Point = (typeof POINTS)[number];
@@ -117,7 +120,7 @@ async function drive(d: DaemonProc, dir: string, round: Round, n: number, slotAt
       const boundary = nextSlotBoundary(slotAt);
       // Wait for the next slot boundary (slots are a minute apart).
       if (boundary === null || boundary - Date.now() > pick(75_000, 60_000)) break; // none near: kill at a random point instead
-      const at = boundary - 200 + Math.floor(Math.random() * 800);
+      const at = boundary + rand.int(-200, 599);
       while (Date.now() < at - 100) {
         await followRunning().catch(() => {});
         await sleep(50);
@@ -133,7 +136,7 @@ async function drive(d: DaemonProc, dir: string, round: Round, n: number, slotAt
 }
 
 describe("crash faults at chosen points", () => {
-  it(`survives ${ROUNDS} SIGKILLs (burst, retry delay, reload, dispatch, minute boundary)`, { timeout: 120_000 + ROUNDS * 30_000 }, async () => {
+  it(`survives ${ROUNDS} SIGKILLs (burst, retry delay, reload, dispatch, minute boundary) (seed ${rand.seed})`, { timeout: 120_000 + ROUNDS * 30_000 }, async () => {
     const t0 = Date.now();
     // The first slot lands after the other kill points of the default run (20-80 s from now).
     const firstSlot = Math.ceil((t0 + 20_000) / 60_000) * 60_000;
@@ -144,12 +147,12 @@ describe("crash faults at chosen points", () => {
     const counts: Record<string, number> = {};
     let oldGroups: number[] = [];
     for (let n = 0; n < ROUNDS; n++) {
-      const point: Point = FULL ? POINTS[Math.floor(Math.random() * POINTS.length)]! : POINTS[n % POINTS.length]!;
+      const point: Point = FULL ? POINTS[rand.int(0, POINTS.length - 1)]! : POINTS[n % POINTS.length]!;
       counts[point] = (counts[point] ?? 0) + 1;
       const d = await own.daemon(dir);
       await settled(d, oldGroups);
       const sockets: WebSocket[] = [];
-      await drive(d, dir, { point, killAfterMs: 50 + Math.floor(Math.random() * 700) }, n, slotAt, received, sockets);
+      await drive(d, dir, { point, killAfterMs: rand.int(50, 749) }, n, slotAt, received, sockets);
       oldGroups = await runningGroups(d).catch(() => oldGroups);
       await d.stop("SIGKILL");
       sockets.forEach((s) => s.terminate());
