@@ -12,10 +12,13 @@ import { cleanup, project, startDaemon, until, type DaemonProc } from "../helper
 import { runSvc } from "./helpers/cli.js";
 import { bearer, call, target, wsOpen, type Target } from "./helpers/security.js";
 
+// hello allows concurrent runs: several tests trigger it, and under forbid a run still going from an
+// earlier test (a slow machine) would make the next trigger SKIPPED, with no line to stream.
 const YAML = `jobs:
   hello:
     command: echo "hello under a prefix"
     frequency: manual
+    concurrency: allow
   quiet:
     command: echo start; sleep 4; echo done
     frequency: manual
@@ -154,6 +157,8 @@ auth:
 
     it("serves the WebSocket under the prefix too, and the Unix socket without it", async () => {
       const run = await call(t, "POST", "/svc/api/jobs/hello/run", { headers: admin, body: {} });
+      expect(run.status).toBe(202);
+      expect(run.json.status, "a run that starts (not SKIPPED behind an earlier one)").not.toBe("SKIPPED");
       const outside = await wsOpen(`ws://${d.addr}/ws/logs/${run.json.run_id}`, { headers: admin });
       expect(outside.ok ? 101 : outside.status).toBe(404);
       const ws = await wsOpen(`ws://${d.addr}/svc/ws/logs/${run.json.run_id}`, { headers: admin });
