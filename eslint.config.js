@@ -41,4 +41,15 @@ export default tseslint.config(
     files: ["**/*.cjs"],
     languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", __dirname: "readonly" } },
   },
+  {
+    // Engine.testSeam() (a tick now, the live context) is for tests and benchmarks only.
+    files: ["src/**/*.ts"],
+    ignores: ["src/**/*.test.ts", "src/**/testkit.ts"],
+    rules: {
+      "no-restricted-properties": [
+        "error",
+        { property: "testSeam", message: "Engine.testSeam() is for tests and benchmarks: drive the engine through its clock and public operations." },
+      ],
+    },
+  },
 );

@@ -4,14 +4,14 @@ import type { EventBus } from "../engine/events.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { Logger } from "../shared/logger.js";
 import type { Metrics } from "./metrics.js";
-import type { Store } from "../store/api.js";
+import type { ReadStore } from "../store/api.js";
 
 export type ReloadResult = { ok: true; jobs: number } | { ok: false; errors: ConfigIssue[] };
 
 /** Everything the API needs from the daemon; one object, passed once (STYLE). */
 export interface ApiDeps {
   engine: Engine;
-  store: Store;
+  store: ReadStore;
   bus: EventBus;
   notifier: Notifier;
   /** The Prometheus collector (GET /metrics), or null with `metrics.enabled: false`. */

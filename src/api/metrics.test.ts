@@ -190,7 +190,7 @@ describe("svc_dispatch_delay_seconds", () => {
     const start = Date.parse("2027-01-04T09:59:00Z");
     const clock = new FakeClock(start);
     const kit = await engineKit("jobs:\n  h:\n    command: \"true\"\n    frequency: hourly\n    timezone: UTC\n  m:\n    command: \"true\"\n", { clock });
-    const metrics = createMetrics({ bus: kit.bus, store: kit.store, engine: kit.engine, project: () => kit.engine.ctx.project, databasePath: join(kit.dir, ".svc", "svc.db"), version: "t" });
+    const metrics = createMetrics({ bus: kit.bus, store: kit.store, engine: kit.engine, project: () => kit.engine.testSeam().ctx.project, databasePath: join(kit.dir, ".svc", "svc.db"), version: "t" });
     try {
       clock.set(Date.parse("2027-01-04T10:00:02.500Z")); // the tick notices the 10:00 slot 2.5 s late
       const run = await kit.waitFor("the scheduled run", () => kit.store.runs.recent("h", 1)[0]);

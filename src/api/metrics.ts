@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import type { ProjectConfig } from "../config/types.js";
 import type { Engine } from "../engine/engine.js";
 import type { EventBus } from "../engine/events.js";
-import type { Store } from "../store/api.js";
+import type { ReadStore } from "../store/api.js";
 import type { LogStream, RunRecord } from "../store/types.js";
 
 /**
@@ -33,7 +33,7 @@ export interface Metrics {
 
 export interface MetricsDeps {
   bus: EventBus;
-  store: Store;
+  store: ReadStore;
   engine: Engine;
   project(): ProjectConfig;
   /** The database file; its size (plus the -wal file) is `svc_db_size_bytes`. */

@@ -2,7 +2,7 @@ import { frequencyLabel } from "../config/index.js";
 import type { JobConfig, ProjectConfig } from "../config/types.js";
 import type { Engine } from "../engine/engine.js";
 import { formatOffset, zoneInfo } from "../schedule/zone.js";
-import type { Store } from "../store/api.js";
+import type { ReadStore } from "../store/api.js";
 import type { JobStateRow, RunRecord } from "../store/types.js";
 
 /**
@@ -27,7 +27,7 @@ export interface JobSummary {
 }
 
 /** `GET /api/jobs` rows, sorted by name (CONTRACT §4). */
-export function jobSummaries(project: ProjectConfig, store: Store, engine: Engine, tag: string | undefined): JobSummary[] {
+export function jobSummaries(project: ProjectConfig, store: ReadStore, engine: Engine, tag: string | undefined): JobSummary[] {
   const states = new Map(store.jobState.all().map((s) => [s.job_name, s]));
   const jobs = [...project.jobs.values()].filter((j) => tag === undefined || j.tags.includes(tag));
   jobs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -57,7 +57,7 @@ export interface StateRow extends JobStateRow {
  * `GET /api/db/state`: job_state joined with live scheduler state, one row
  * per configured job plus rows of jobs no longer in the config.
  */
-export function stateRows(project: ProjectConfig, store: Store, engine: Engine): StateRow[] {
+export function stateRows(project: ProjectConfig, store: ReadStore, engine: Engine): StateRow[] {
   const states = new Map(store.jobState.all().map((s) => [s.job_name, s]));
   const names = new Set([...project.jobs.keys(), ...states.keys()]);
   return [...names].map((name) => {
@@ -87,7 +87,7 @@ function localTime(nextRunIso: string | null, job: JobConfig): string | null {
 }
 
 /** Job counts for `/api/status` and `/api/daemon/info`. */
-export function jobCounts(project: ProjectConfig, store: Store, engine: Engine): { total: number; active: number; paused: number; running: number } {
+export function jobCounts(project: ProjectConfig, store: ReadStore, engine: Engine): { total: number; active: number; paused: number; running: number } {
   let paused = 0;
   for (const name of store.jobState.pausedJobs()) if (project.jobs.has(name)) paused++;
   const total = project.jobs.size;

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseCron, parseEvery } from "./cron.js";
 import { loadProject, parseProjectText } from "./project.js";
 import { formatIssue } from "./issues.js";
-import { errorsOf, issueAt, lineOf, tempProject, valueOf } from "./testHelpers.js";
+import { errorsOf, issueAt, lineOf, tempProject, valueOf } from "./testkit.js";
 
 const FILE = "/nonexistent-dir/svc.yaml";
 const parse = (text: string) => parseProjectText(text, FILE, {});

@@ -4,7 +4,7 @@ import YAML from "yaml";
 import { loadDaemonConfig, parseDaemonText, DEFAULT_RBAC } from "./daemon.js";
 import { daemonView } from "./views.js";
 import { redactConfigText } from "./redactText.js";
-import { errorsOf, issueAt, lineOf, tempProject, valueOf } from "./testHelpers.js";
+import { errorsOf, issueAt, lineOf, tempProject, valueOf } from "./testkit.js";
 
 const FILE = "/etc/svc/svcd.yaml";
 const parse = (text: string, env: NodeJS.ProcessEnv = {}) => parseDaemonText(text, FILE, env);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigNotFoundError, dataDir, findConfig, findDaemonConfig } from "./discover.js";
 import { parseDuration, formatDuration } from "./duration.js";
 import { envRefNames, resolveEnvRefs } from "./env.js";
-import { tempProject } from "./testHelpers.js";
+import { tempProject } from "./testkit.js";
 
 describe("findConfig (CONTRACT §1)", () => {
   const root = tempProject({ "svc.yaml": "jobs: {}\n" });

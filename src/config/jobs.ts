@@ -7,7 +7,7 @@
  * (all errors are collected in one pass).
  */
 import { resolve } from "node:path";
-import { resolveChannel } from "../notify/channels.js";
+import { resolveChannel } from "./channels.js";
 import { cronNeverMatches } from "../schedule/cronMatch.js";
 import { parseIcs } from "../schedule/icsParse.js";
 import { parseCron, parseEvery } from "./cron.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadProject, parseProjectText } from "./project.js";
 import { effectiveView } from "./views.js";
-import { errorsOf, issueAt, lineOf, columnOf, tempProject, valueOf } from "./testHelpers.js";
+import { errorsOf, issueAt, lineOf, columnOf, tempProject, valueOf } from "./testkit.js";
 
 const FILE = "/nonexistent-dir/svc.yaml"; // parseProjectText never reads it (.env is simply absent)
 const parse = (text: string, env: NodeJS.ProcessEnv = {}) => parseProjectText(text, FILE, env);

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import YAML from "yaml";
 import { loadDaemonConfig, parseDaemonText } from "./daemon.js";
 import { loadProject, parseProjectText } from "./project.js";
-import { tempProject } from "./testHelpers.js";
+import { tempProject } from "./testkit.js";
 import type { ConfigIssue, LoadResult } from "./types.js";
 
 const SAMPLE = `defaults:

@@ -5,7 +5,8 @@ import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { applyServerTimeouts, Authenticator, preloadValidation, buildApi, createMetrics, exposureWarning, httpTimeoutOptions, markUnixSocketRequest, type Metrics } from "../api/index.js";
 import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
-import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
+import type { DaemonConfig, ProjectConfig } from "../config/types.js";
+import type { ReloadResult } from "../api/index.js";
 import { Engine } from "../engine/engine.js";
 import type { NextRunInfo } from "../engine/scheduler.js";
 import { EventBus } from "../engine/events.js";
@@ -38,7 +39,6 @@ export class StartupError extends SvcError {
   }
 }
 
-export type ReloadResult = { ok: true; jobs: number } | { ok: false; errors: ConfigIssue[] };
 
 const RETENTION_FIRST_DELAY_MS = 30_000;
 const RETENTION_EVERY_MS = 24 * 3_600_000;

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { isGroupAlive, isProcessAlive, killGroup, ownsGroup, processStartTime } from "./liveness.js";
-import { groupMembers, waitFor } from "./testHarness.js";
+import { groupMembers, waitFor } from "./testkit.js";
 
 const NO_SUCH_PID = 2 ** 30; // above any pid_max
 

@@ -2,7 +2,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryLogger } from "../shared/logger.js";
-import { createHarness } from "./testHarness.js";
+import { createHarness } from "./testkit.js";
 
 let h: ReturnType<typeof createHarness>;
 beforeEach(() => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isGroupAlive, isProcessAlive } from "./liveness.js";
 import { runWithTimeout } from "./runWithTimeout.js";
-import { createHarness, groupMembers, isSettled, waitFor } from "./testHarness.js";
+import { createHarness, groupMembers, isSettled, waitFor } from "./testkit.js";
 
 let h: ReturnType<typeof createHarness>;
 beforeEach(() => {

@@ -4,8 +4,8 @@
  */
 export { createNotifier, MAX_ATTACHED_LINES } from "./notifier.js";
 export type { IntegrationTestResult, Notifier, NotifierDeps } from "./notifier.js";
-export { parseChannel, resolveChannel } from "./channels.js";
-export type { ChannelError, ResolvedChannel } from "./channels.js";
+export { parseChannel, resolveChannel } from "../config/channels.js";
+export type { ChannelError, ResolvedChannel } from "../config/channels.js";
 export {
   DEFAULT_MESSAGE,
   TEMPLATE_VARIABLES,

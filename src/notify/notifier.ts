@@ -7,13 +7,13 @@ import type { Store } from "../store/api.js";
 import { ConflictError, NotFoundError } from "../store/errors.js";
 import type { AlertRow, LogLine } from "../store/types.js";
 import { LOG_STREAMS } from "../store/types.js";
-import { resolveChannel } from "./channels.js";
+import { resolveChannel } from "../config/channels.js";
 import { MAX_ATTEMPTS, realSleep, withRetries, type Sleep } from "./deliver.js";
 import { buildDelivery, parseDelivery, sendDelivery, type AttemptResult, type Delivery } from "./providers/index.js";
 import { integrationSecrets, scrub } from "./redact.js";
 import { entriesFor, type NotifyPayload } from "./rules.js";
 import { DEFAULT_MESSAGE, renderTemplate, templateVars } from "./template.js";
-import { buildTestDelivery } from "./testDelivery.js";
+import { buildTestDelivery } from "./probeDelivery.js";
 import { DeliveryInterrupted } from "./transport.js";
 
 export interface NotifierDeps {

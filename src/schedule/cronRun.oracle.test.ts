@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OracleZone, oracleSlots, readCron } from "../../test/helpers/cronOracle.js";
 import { nextRuns } from "./nextRun.js";
-import { cronSpec } from "./testSpecs.js";
+import { cronSpec } from "./testkit.js";
 
 /**
  * CONTRACT §7.1 against the brute-force oracle (test/helpers/cronOracle.ts)

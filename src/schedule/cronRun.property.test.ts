@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OracleZone, oracleSlots, readCron } from "../../test/helpers/cronOracle.js";
 import { nextRun, nextSlot, slotsBetween } from "./nextRun.js";
-import { cronSpec } from "./testSpecs.js";
+import { cronSpec } from "./testkit.js";
 
 /**
  * Properties of cron:/every: slots over random expressions, zones and

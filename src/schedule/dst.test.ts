@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { describe, expect, it } from "vitest";
 import { nextRun, nextRuns } from "./nextRun.js";
-import { at, spec } from "./testSpecs.js";
+import { at, spec } from "./testkit.js";
 
 /**
  * DST rules of CONTRACT §3 on the 2027 transition days:

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Weekday } from "../config/types.js";
 import { describeSlot, isValidZone, nextRun, nextRuns, systemZone } from "./nextRun.js";
-import { at, spec } from "./testSpecs.js";
+import { at, spec } from "./testkit.js";
 
 /** The UTC instants of the next `n` runs, as ISO strings. */
 function utcRuns(s: ReturnType<typeof spec>, from: string, n: number): string[] {

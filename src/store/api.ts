@@ -68,6 +68,28 @@ export interface Store {
   close(): void;
 }
 
+/**
+ * The store as api/ and cli/ see it: reads only, plus a log flush (lines the
+ * engine already accepted become readable) and an online backup (a copy:
+ * nothing changes). Every change of state goes through the engine (runs,
+ * job_state) or the notifier (alerts, integration tests): STYLE's "engine/
+ * owns run state", checked by the type checker.
+ */
+export interface ReadStore {
+  readonly path: string;
+  readonly schemaVersion: number;
+  readonly runs: Pick<RunsStore, "get" | "getMany" | "recent" | "lastFinished" | "byStatus" | "inCycle" | "page" | "audit">;
+  readonly logs: Omit<LogsStore, "append">;
+  readonly outputs: Omit<OutputsStore, "put">;
+  readonly jobState: Pick<JobStateStore, "get" | "all" | "pausedJobs" | "lockedJobs" | "page">;
+  readonly alerts: Pick<AlertsStore, "get" | "pending" | "search">;
+  readonly integrations: Pick<IntegrationStatusStore, "all" | "get">;
+  readonly timeline: TimelineStore;
+  exportAll(): StoreExport;
+  integrityCheck(): string;
+  backup(path: string): Promise<BackupResult>;
+}
+
 export interface OpenStoreOptions {
   path: string;
   busyTimeoutMs: number; // default 5000

@@ -5,7 +5,7 @@
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeStorageError, isTransientStorageError } from "./errors.js";
-import { tempDir, type TempDir } from "./testing.js";
+import { tempDir, type TempDir } from "./testkit.js";
 
 let tmp: TempDir | null = null;
 afterEach(() => {

@@ -7,6 +7,7 @@ export type {
   OpenStoreOptions,
   OutputsStore,
   PageRequest,
+  ReadStore,
   RetentionOptions,
   RetentionResult,
   RunQuery,

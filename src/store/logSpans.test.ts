@@ -2,8 +2,8 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
-import { open, runTo, tempDir, waitFor } from "./testing.js";
-import type { TempDir } from "./testing.js";
+import { open, runTo, tempDir, waitFor } from "./testkit.js";
+import type { TempDir } from "./testkit.js";
 import type { LogLine, LogStream } from "./types.js";
 import { LOG_STREAMS } from "./types.js";
 

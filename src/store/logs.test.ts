@@ -4,8 +4,8 @@ import { memoryLogger } from "../shared/logger.js";
 import type { Store } from "./api.js";
 import { InvalidQueryError, NotFoundError } from "./errors.js";
 import { toFtsQuery } from "./ftsQuery.js";
-import { open, runTo, tempDir, waitFor } from "./testing.js";
-import type { TempDir } from "./testing.js";
+import { open, runTo, tempDir, waitFor } from "./testkit.js";
+import type { TempDir } from "./testkit.js";
 import type { LogLine, LogStream } from "./types.js";
 
 const TS = "2026-11-21T10:00:00.000Z";

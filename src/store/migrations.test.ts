@@ -2,8 +2,8 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { MIGRATIONS, migrate, schemaVersion, SchemaTooNewError, SVC_APPLICATION_ID } from "./migrations/index.js";
 import type { Migration } from "./migrations/index.js";
-import { newRun, open, tempDir, waitFor } from "./testing.js";
-import type { TempDir } from "./testing.js";
+import { newRun, open, tempDir, waitFor } from "./testkit.js";
+import type { TempDir } from "./testkit.js";
 
 let tmp: TempDir;
 afterEach(() => tmp?.remove());

@@ -6,8 +6,8 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "./migrations/index.js";
 import { StoreOpenError } from "./errors.js";
-import { open, tempDir } from "./testing.js";
-import type { TempDir } from "./testing.js";
+import { open, tempDir } from "./testkit.js";
+import type { TempDir } from "./testkit.js";
 
 const sha = (f: string) => crypto.createHash("sha256").update(fs.readFileSync(f)).digest("hex");
 const mode = (f: string) => fs.statSync(f).mode & 0o777;
@@ -140,7 +140,7 @@ describe("a read-only directory", () => {
       }
     }
     const script = `
-      import { open } from ${JSON.stringify(path.resolve("src/store/testing.ts"))};
+      import { open } from ${JSON.stringify(path.resolve("src/store/testkit.ts"))};
       import { StoreOpenError } from ${JSON.stringify(path.resolve("src/store/errors.ts"))};
       try { open(process.argv[1]).close(); console.log("opened"); }
       catch (e) { console.log(e instanceof StoreOpenError ? e.message : "unexpected: " + e); }`;

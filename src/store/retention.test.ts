@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
-import { newRun, open, runTo, tempDir, waitFor } from "./testing.js";
-import type { TempDir } from "./testing.js";
+import { newRun, open, runTo, tempDir, waitFor } from "./testkit.js";
+import type { TempDir } from "./testkit.js";
 import type { RunRecord, RunStatus } from "./types.js";
 
 const DAY = 86_400_000;

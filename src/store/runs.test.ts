@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
 import { DuplicateSlotError, InvalidQueryError, NotFoundError, TransitionError } from "./errors.js";
-import { newRun, open, runTo, tempDir } from "./testing.js";
-import type { TempDir } from "./testing.js";
+import { newRun, open, runTo, tempDir } from "./testkit.js";
+import type { TempDir } from "./testkit.js";
 import type { RunRecord, RunStatus } from "./types.js";
 import { RUN_STATUSES } from "./types.js";
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { ConflictError, InvalidQueryError, NotFoundError } from "./errors.js";
-import { open, runTo, tempDir } from "./testing.js";
-import type { TempDir } from "./testing.js";
+import { open, runTo, tempDir } from "./testkit.js";
+import type { TempDir } from "./testkit.js";
 
 const TS = "2026-11-21T10:00:00.000Z";
 let tmp: TempDir;

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
 import { InvalidQueryError } from "./errors.js";
-import { newRun, open, tempDir, type TempDir } from "./testing.js";
+import { newRun, open, tempDir, type TempDir } from "./testkit.js";
 import { TIMELINE_COLUMNS, toTimelineRun, type TimelineRun } from "./timeline.js";
 import type { AttemptSpan, RunRecord, RunStatus } from "./types.js";
 

@@ -45,7 +45,7 @@ describe("the tick", () => {
     expect(runs[0]!.trigger).toBe("schedule");
     expect(runs[0]!.triggered_by).toBe("scheduler");
     clock.advance(1000);
-    kit.engine.tick();
+    kit.engine.testSeam().tick();
     expect(kit.runsOf("nightly")).toHaveLength(1);
     expect(kit.store.jobState.get("nightly")!.next_run).toBe("2027-01-11T02:30:00.000Z");
   });
@@ -74,9 +74,9 @@ describe("the tick", () => {
     clock.set(at("2027-01-10T03:00:00.000Z"));
     expect(kit.runsOf("h")).toHaveLength(1);
     clock.set(at("2027-01-10T02:10:00.000Z")); // NTP step back
-    kit.engine.tick();
+    kit.engine.testSeam().tick();
     clock.set(at("2027-01-10T03:00:30.000Z"));
-    kit.engine.tick();
+    kit.engine.testSeam().tick();
     expect(kit.runsOf("h")).toHaveLength(1);
     clock.set(at("2027-01-10T04:00:00.000Z"));
     expect(kit.runsOf("h")).toHaveLength(2);

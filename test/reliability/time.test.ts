@@ -135,10 +135,10 @@ async function walk(start: number, steps: Step[]): Promise<{ runs: number; moves
   const path = moves(start, steps);
   for (const m of path) {
     clock.set(m.to);
-    kit.engine.tick(); // a real daemon ticks every second whatever the wall clock does
+    kit.engine.testSeam().tick(); // a real daemon ticks every second whatever the wall clock does
   }
   let total = 0;
-  for (const job of kit.engine.ctx.project.jobs.values()) {
+  for (const job of kit.engine.testSeam().ctx.project.jobs.values()) {
     const runs = kit.runsOf(job.name);
     total += runs.length;
     const actual = runs.map((r) => `${r.scheduled_for} ${r.triggered_by}`);
@@ -200,12 +200,12 @@ describe("durations across a clock jump back", () => {
     kits.push(kit);
     const run = kit.engine.runNow("flaky", { triggeredBy: "cli" });
     await kit.waitRun(run.id, ["RETRYING"]);
-    kit.engine.tick(); // the daemon ticks every second: the tick before the step
+    kit.engine.testSeam().tick(); // the daemon ticks every second: the tick before the step
     clock.set(clock.now() - HOUR); // NTP steps the clock back an hour during the delay
-    kit.engine.tick();
+    kit.engine.testSeam().tick();
     for (let i = 0; i < 40; i++) {
       clock.advance(1_000);
-      kit.engine.tick();
+      kit.engine.testSeam().tick();
     }
     const done = await kit.waitRun(run.id, ["SUCCESS", "FAILED"]);
     expect(done.status).toBe("SUCCESS");

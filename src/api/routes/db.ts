@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { PageRequest, RunQuery } from "../../store/api.js";
 import type { AlertStatus, LogStream, RunStatus, Trigger } from "../../store/types.js";
 import type { ApiDeps } from "../deps.js";
-import { badRequest, conflict, notFound } from "../errors.js";
+import { badRequest } from "../errors.js";
 import {
   alertRowSchema,
   dateSchema,
@@ -109,14 +109,7 @@ export function dbRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache):
       },
     },
     async (request) => {
-      const { job } = request.params;
-      const known = deps.project().jobs.has(job) || store.jobState.get(job) !== null;
-      if (!known) throw notFound(`unknown job "${job}": it is neither in svc.yaml nor in job_state`);
-      const active = deps.project().jobs.has(job) ? deps.engine.activeRuns(job) : [];
-      if (active.length > 0) {
-        throw conflict(`job ${job} has a running run (${active.join(", ")}): its lock is live; cancel the run instead`);
-      }
-      const row = store.jobState.upsert(job, { lock_pid: null });
+      const row = deps.engine.clearLock(request.params.job);
       views.invalidate();
       return { row };
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveChannel, type ResolvedChannel } from "../channels.js";
+import { resolveChannel, type ResolvedChannel } from "../../config/channels.js";
 import { integration, job, run } from "../testkit.js";
 import { buildDelivery, parseDelivery, PAGER_EVENTS_URL, pagerUrl, type Delivery } from "./index.js";
 

@@ -1,6 +1,6 @@
 import type { JobConfig } from "../../config/types.js";
 import type { LogLine, RunRecord } from "../../store/types.js";
-import type { ResolvedChannel } from "../channels.js";
+import type { ResolvedChannel } from "../../config/channels.js";
 
 /**
  * What an alert row stores in `payload` (JSON) so that a retry or a restarted

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { IntegrationConfig } from "../config/types.js";
+import type { IntegrationConfig } from "./types.js";
 import { parseChannel, resolveChannel } from "./channels.js";
-import { integration } from "./testkit.js";
+import { integration } from "../notify/testkit.js";
 
 function map(...list: IntegrationConfig[]): Map<string, IntegrationConfig> {
   return new Map(list.map((i) => [i.name, i]));

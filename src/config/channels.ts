@@ -1,4 +1,4 @@
-import type { IntegrationConfig, ProviderId } from "../config/types.js";
+import type { IntegrationConfig, ProviderId } from "./types.js";
 
 /**
  * A notify channel string (`name:target`) resolved against the project's

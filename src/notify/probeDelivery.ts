@@ -1,5 +1,5 @@
 import type { IntegrationConfig, ProjectConfig } from "../config/types.js";
-import { resolveChannel } from "./channels.js";
+import { resolveChannel } from "../config/channels.js";
 import type { Delivery } from "./providers/types.js";
 
 /**
