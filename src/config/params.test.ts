@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkParams, defaultParams } from "./params.js";
 import { parseProjectText } from "./project.js";
-import { errorsOf, issueAt, lineOf, valueOf } from "./testHelpers.js";
+import { errorsOf, issueAt, lineOf, valueOf } from "./testkit.js";
 import { effectiveView } from "./views.js";
 
 const FILE = "/nonexistent-dir/svc.yaml";
