@@ -81,92 +81,119 @@ export function dayMatches(c: CompiledCron, day: number, dow: number, dim: numbe
 }
 
 const SECOND = 1000;
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
 /** Far enough for any expression that can match at all (the weekday-date pattern repeats every 28 years in 1901-2099). */
-const HORIZON_YEARS = 29;
+const HORIZON_DAYS = 29 * 366;
+const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
  * The smallest matching wall time >= `wall` (rounded up to a whole second),
- * or null when none within HORIZON_YEARS (only for an expression that can
- * never match, which the loader rejects).
+ * or null when none within 29 years (only for an expression that can never
+ * match, which the loader rejects). Integer arithmetic on the day number and
+ * the time of day: no Date objects on the way (this runs for every slot).
  */
 export function nextWallMatch(c: CompiledCron, wall: number): number | null {
   const start = Math.ceil(wall / SECOND) * SECOND;
-  const d = new Date(start);
-  let year = d.getUTCFullYear();
-  let month = d.getUTCMonth() + 1;
-  let day = d.getUTCDate();
-  let hour = d.getUTCHours();
-  let minute = d.getUTCMinutes();
-  let second = d.getUTCSeconds();
-  const lastYear = year + HORIZON_YEARS;
-  let dim = daysInMonth(year, month);
-  // Weekday of (year, month, day), kept in step as days advance.
-  let dow = d.getUTCDay();
-  const nextDay = (): void => {
-    day += 1;
-    dow = (dow + 1) % 7;
-    hour = 0;
-    minute = 0;
-    second = 0;
-    if (day > dim) {
-      day = 1;
+  let day = Math.floor(start / DAY);
+  const tod = start - day * DAY;
+  let hour = Math.floor(tod / HOUR);
+  let minute = Math.floor((tod % HOUR) / MINUTE);
+  let second = Math.floor((tod % MINUTE) / SECOND);
+  let [year, month, dom] = civil(day);
+  let dim = monthLength(year, month);
+  const lastDay = day + HORIZON_DAYS;
+  for (;;) {
+    if (day > lastDay) return null;
+    if (c.month[month] !== 1) {
+      // The first day of the next month.
+      day += dim - dom + 1;
+      dom = 1;
       month += 1;
       if (month > 12) {
         month = 1;
         year += 1;
       }
-      dim = daysInMonth(year, month);
-    }
-  };
-  for (;;) {
-    if (year > lastYear) return null;
-    if (c.month[month] !== 1) {
-      // First day of the next month.
-      dow = (dow + (dim - day) + 1) % 7;
-      day = dim;
-      nextDay();
-      dow = (dow + 6) % 7; // nextDay() stepped the weekday once more
+      dim = monthLength(year, month);
+      hour = minute = second = 0;
       continue;
     }
-    if (!dayMatches(c, day, dow, dim)) {
-      nextDay();
+    if (!dayMatches(c, dom, (((day + 4) % 7) + 7) % 7, dim)) {
+      day += 1;
+      dom += 1;
+      if (dom > dim) {
+        dom = 1;
+        month += 1;
+        if (month > 12) {
+          month = 1;
+          year += 1;
+        }
+        dim = monthLength(year, month);
+      }
+      hour = minute = second = 0;
       continue;
     }
     const h = c.nextHour[hour]!;
     if (h < 0) {
-      nextDay();
-      continue;
-    }
-    if (h !== hour) {
-      hour = h;
-      minute = 0;
-      second = 0;
-    }
-    const m = c.nextMinute[minute]!;
-    if (m < 0) {
-      hour += 1;
-      minute = 0;
-      second = 0;
-      if (hour > 23) nextDay();
-      continue;
-    }
-    if (m !== minute) {
-      minute = m;
-      second = 0;
-    }
-    const s = c.nextSecond[second]!;
-    if (s < 0) {
-      minute += 1;
-      second = 0;
-      if (minute > 59) {
-        minute = 0;
-        hour += 1;
-        if (hour > 23) nextDay();
+      hour = 24; // no hour left today: the next day, through the day check above
+    } else {
+      if (h !== hour) {
+        hour = h;
+        minute = second = 0;
       }
-      continue;
+      const m = c.nextMinute[minute]!;
+      if (m < 0) {
+        hour += 1;
+        minute = second = 0;
+      } else {
+        if (m !== minute) {
+          minute = m;
+          second = 0;
+        }
+        const sec = c.nextSecond[second]!;
+        if (sec >= 0) return day * DAY + hour * HOUR + minute * MINUTE + sec * SECOND;
+        minute += 1;
+        second = 0;
+        if (minute > 59) {
+          minute = 0;
+          hour += 1;
+        }
+      }
     }
-    return Date.UTC(year, month - 1, day, hour, minute, s);
+    if (hour > 23) {
+      day += 1;
+      dom += 1;
+      if (dom > dim) {
+        dom = 1;
+        month += 1;
+        if (month > 12) {
+          month = 1;
+          year += 1;
+        }
+        dim = monthLength(year, month);
+      }
+      hour = minute = second = 0;
+    }
   }
+}
+
+/** Year, month (1-12) and day of month of a day number (days since 1970-01-01): Hinnant's civil_from_days. */
+function civil(days: number): [number, number, number] {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
+}
+
+function monthLength(year: number, month: number): number {
+  if (month !== 2) return MONTH_DAYS[month]!;
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
 }
 
 /**
@@ -177,7 +204,3 @@ export function cronNeverMatches(spec: CronSpec): boolean {
   return nextWallMatch(compileCron(spec), Date.UTC(2001, 0, 1)) === null;
 }
 
-/** Kept here rather than imported from calendar.ts, whose zone import would load luxon into `svc validate`. */
-function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
-}

@@ -26,6 +26,8 @@ export interface CronSlot {
 
 /** Larger than any DST shift (2 h at most in the tz database) plus a day block. */
 const LOOKBACK_MS = 26 * HOUR_MS;
+/** Shorter than the 95 hours between any two offset changes (zone.ts). */
+const FAST_WINDOW_MS = 72 * HOUR_MS;
 
 export function nextCronSlot(spec: CronSpec, zone: ZoneInfo, afterMs: number): CronSlot {
   const c = compileCron(spec);
@@ -47,7 +49,10 @@ function nextFixed(c: CompiledCron, zone: ZoneInfo, afterMs: number): CronSlot {
 
 /** The latest wall time the zone's clock has read at any instant <= t (ms). */
 export function clockHigh(zone: ZoneInfo, t: number): number {
-  let high = t + zone.offsetMs(t);
+  const offset = zone.offsetMs(t);
+  let high = t + offset;
+  // Offsets change at most once in 95 hours (zone.ts): equal offsets at both ends mean no change in between.
+  if (zone.offsetMs(t - LOOKBACK_MS) === offset) return high;
   for (const s of zone.segments(t - LOOKBACK_MS, t)) {
     if (s.end <= t) high = Math.max(high, s.end - 1 + s.offsetMs);
   }
@@ -56,20 +61,36 @@ export function clockHigh(zone: ZoneInfo, t: number): number {
 
 function nextPeriodic(c: CompiledCron, zone: ZoneInfo, afterMs: number): CronSlot {
   let from = afterMs + 1;
+  // Fast path: a slot within 3 days with the offset of `from` (no change fits between: zone.ts's invariant).
+  const offset = zone.offsetMs(from);
+  const wall = nextWallMatch(c, from + offset);
+  if (wall !== null && wall - offset - from < FAST_WINDOW_MS && zone.offsetMs(wall - offset) === offset) {
+    const at = wall - offset;
+    return { at, note: quietAround(zone, at, offset) ? null : periodicNote(c, zone, at, wall) };
+  }
   for (let guard = 0; guard < 10_000; guard++) {
     const seg = zone.segmentAt(from);
     const wall = nextWallMatch(c, from + seg.offsetMs);
     if (wall === null) break;
     const at = wall - seg.offsetMs;
-    if (at < seg.end) return { at, note: periodicNote(c, zone, at, wall, seg.start, seg.offsetMs) };
+    if (at < seg.end) return { at, note: quietAround(zone, at, seg.offsetMs) ? null : periodicNote(c, zone, at, wall) };
     from = seg.end;
   }
   throw noMatch(c, zone, afterMs);
 }
 
+/** No offset change within a day before `at` nor DST's span after it: no note can apply. */
+function quietAround(zone: ZoneInfo, at: number, offset: number): boolean {
+  return zone.offsetMs(at - LOOKBACK_MS) === offset && zone.offsetMs(at + 3 * HOUR_MS) === offset;
+}
+
 /** In a fold: both passes run. First slot after a gap that swallowed matching walls: say so. */
-function periodicNote(c: CompiledCron, zone: ZoneInfo, at: number, wall: number, segStart: number, offsetMs: number): string | null {
-  if (at - segStart >= LOOKBACK_MS) return null;
+function periodicNote(c: CompiledCron, zone: ZoneInfo, at: number, wall: number): string | null {
+  // Merged over the day before: the last segment starts at the last change, if there was one.
+  const segs = zone.segments(at - LOOKBACK_MS, at);
+  const seg = segs[segs.length - 1]!;
+  const segStart = seg.start;
+  const offsetMs = seg.offsetMs;
   const r = resolveWall(zone, wall);
   if (r.kind === "overlap") {
     return `${clock(wall, c)} occurs twice (DST overlap): a periodic schedule runs at both (${zone.abbreviation(r.at)} and ${zone.abbreviation(r.later)})`;

@@ -194,6 +194,7 @@ describe("calendar frequencies (no DST involved)", () => {
       local: "2027-06-01T09:00:00-04:00 EDT",
       zoneAbbr: "EDT",
       note: null,
+      excluded: null,
     });
     expect(nextRun(spec("daily", "UTC", "0900"), at("2027-06-01T00:00:00Z"))?.local).toBe("2027-06-01T09:00:00+00:00 UTC");
   });

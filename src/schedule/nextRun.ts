@@ -52,7 +52,8 @@ export function nextSlot(spec: ScheduleSpec, afterMs: number): Slot | null {
   const slot = rawNext(spec, afterMs);
   if (slot === null) return null;
   const ex = isEmptyExclude(spec.exclude) ? null : exclusionAt(spec.exclude!, zoneInfo(spec.timezone), slot.at);
-  return { ...slot, excluded: ex?.reason ?? null };
+  slot.excluded = ex?.reason ?? null;
+  return slot;
 }
 
 /** The next `count` runnable slots after `afterMs`, strictly increasing; [] for `manual` and `after:`. */
@@ -98,8 +99,8 @@ export function slotsBetween(spec: ScheduleSpec, fromMs: number, toMs: number, l
   }
 }
 
-/** The next slot by the frequency alone, before `exclude`. */
-function rawNext(spec: ScheduleSpec, afterMs: number): ScheduledSlot | null {
+/** The next slot by the frequency alone, before `exclude` (a fresh object: callers may set `excluded`). */
+function rawNext(spec: ScheduleSpec, afterMs: number): Slot | null {
   if (!Number.isFinite(afterMs)) throw new Error(`schedule: afterMs must be an epoch-ms number, got ${afterMs}`);
   switch (spec.frequency) {
     case "manual":
@@ -134,7 +135,7 @@ function requireTime(spec: ScheduleSpec): TimeOfDay {
 }
 
 /** daily, weekly, monthly, weekdays, weekends: `time` on the frequency's days. */
-function nextCalendar(spec: ScheduleSpec, zone: ZoneInfo, time: TimeOfDay, afterMs: number): ScheduledSlot {
+function nextCalendar(spec: ScheduleSpec, zone: ZoneInfo, time: TimeOfDay, afterMs: number): Slot {
   const timeMs = time.hour * HOUR_MS + time.minute * MINUTE_MS;
   // Starting at the local day of afterMs is enough: an earlier day's slot
   // resolves to an instant no later than afterMs's own wall time, because
@@ -163,7 +164,7 @@ function nextCalendar(spec: ScheduleSpec, zone: ZoneInfo, time: TimeOfDay, after
  * period, so both 01:00s of a fall-back night run, and an hour whose :00 a
  * gap swallows has no run (CONTRACT §3).
  */
-function nextHourly(zone: ZoneInfo, afterMs: number): ScheduledSlot {
+function nextHourly(zone: ZoneInfo, afterMs: number): Slot {
   let from = afterMs + 1;
   for (let guard = 0; guard < 1000; guard++) {
     const seg = zone.segmentAt(from);
@@ -187,12 +188,35 @@ function hourlyNote(zone: ZoneInfo, wall: number): string | null {
   return null;
 }
 
-function makeSlot(zone: ZoneInfo, at: number, note: string | null): ScheduledSlot {
-  const offsetMs = zone.offsetMs(at);
-  const zoneAbbr = zone.abbreviation(at);
-  const utc = new Date(at).toISOString();
-  const local = `${new Date(at + offsetMs).toISOString().slice(0, 19)}${formatOffset(offsetMs)} ${zoneAbbr}`;
-  return { at, utc, local, zoneAbbr, note };
+/**
+ * The strings (`utc`, `local`, `zoneAbbr`) are formatted when first read:
+ * the scheduler computes a slot each time a job fires (every second for
+ * every:1s) and the planner needs only `at`; views and the store read the
+ * rest. They are enumerable accessors, so spreading or serialising a slot
+ * gives them as values.
+ */
+function makeSlot(zone: ZoneInfo, at: number, note: string | null): Slot {
+  let utc: string | undefined;
+  let zoneAbbr: string | undefined;
+  let local: string | undefined;
+  return {
+    at,
+    note,
+    excluded: null,
+    get utc(): string {
+      return (utc ??= new Date(at).toISOString());
+    },
+    get zoneAbbr(): string {
+      return (zoneAbbr ??= zone.abbreviation(at));
+    },
+    get local(): string {
+      if (local === undefined) {
+        const offsetMs = zone.offsetMs(at);
+        local = `${new Date(at + offsetMs).toISOString().slice(0, 19)}${formatOffset(offsetMs)} ${this.zoneAbbr}`;
+      }
+      return local;
+    },
+  };
 }
 
 function hhmm(wall: number): string {
