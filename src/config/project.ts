@@ -170,12 +170,7 @@ function checkTargets(jobsRaw: Record<string, unknown>, jobs: ReadonlyMap<string
         }
       });
     }
-    if (job.after !== null && !jobs.has(job.after)) {
-      issues.error(
-        ["jobs", job.name, "frequency"],
-        `unknown job "${job.after}" in frequency after:${job.after} of job "${job.name}"${suggest(job.after, names)}`,
-      );
-    }
+    if (job.after !== null && !jobs.has(job.after)) issues.error(["jobs", job.name, "frequency"], unknownAfter(job.name, job.after, names));
   }
 }
 
@@ -195,22 +190,19 @@ function checkOutputRefs(jobs: ReadonlyMap<string, JobConfig>, graph: DepGraph, 
           issues.error(path, `${ref.text}: there is no job "${ref.job}"${suggest(ref.job, [...jobs.keys()])}`);
           continue;
         }
+        // Both problems at once: fixing only the output would still leave a value that never arrives.
+        ancestors ??= new Set(graph.ancestors(job.name));
+        const upstream = ancestors.has(ref.job);
+        const notUpstream = `job "${ref.job}" is not upstream of "${job.name}", so its outputs never reach it; add "${ref.job}" to jobs.${job.name}.depends_on or use frequency after:${ref.job}`;
         if (!(ref.varName in source.output)) {
           const known = Object.keys(source.output);
-          issues.error(
-            path,
-            `${ref.text}: job "${ref.job}" has no output "${ref.varName}"` +
-              (known.length ? ` (it captures ${known.join(", ")})` : ` (add it under jobs.${ref.job}.output)`),
-          );
+          const noOutput =
+            `job "${ref.job}" has no output "${ref.varName}"` +
+            (known.length ? ` (it captures ${known.join(", ")})` : ` (declare it under jobs.${ref.job}.output, e.g. ${ref.varName}: last_line)`);
+          issues.error(path, `${ref.text}: ${noOutput}${upstream ? "" : `, and ${notUpstream}`}`);
           continue;
         }
-        ancestors ??= new Set(graph.ancestors(job.name));
-        if (!ancestors.has(ref.job)) {
-          issues.error(
-            path,
-            `${ref.text}: job "${ref.job}" is not upstream of "${job.name}", so its outputs never reach it; add it to depends_on or use frequency after:${ref.job}`,
-          );
-        }
+        if (!upstream) issues.error(path, `${ref.text}: ${notUpstream}`);
       }
     }
   }
@@ -241,6 +233,23 @@ function checkParamRefs(jobs: ReadonlyMap<string, JobConfig>, issues: IssueList)
       }
     }
   }
+}
+
+/**
+ * `after:<job>` naming no job, with a did-you-mean for each name it could
+ * have meant: `after:extrct`, `after: extract` (a space), `after:a,b` (a
+ * list, which depends_on is for).
+ */
+function unknownAfter(job: string, after: string, names: readonly string[]): string {
+  const where = `in frequency after:${after} of job "${job}"`;
+  const parts = after.split(",").map((p) => p.trim());
+  if (parts.length > 1) {
+    const hints = parts.filter((p) => !names.includes(p)).map((p) => `"${p}"${suggest(p, names) || " is not a job"}`);
+    return `after: names one job, but ${where} lists ${parts.length}: write them as depends_on: [${parts.join(", ")}]${hints.length ? ` (${hints.join("; ")})` : ""}`;
+  }
+  const name = parts[0]!;
+  if (name !== after && names.includes(name)) return `unknown job "${after}" ${where}: remove the space, after:${name}`;
+  return `unknown job "${name}" ${where}${suggest(name, names)}`;
 }
 
 function suggest(name: string, names: readonly string[]): string {

@@ -11,11 +11,13 @@ export const REDACTED = "***";
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /**
- * The frequency as written, for people: `daily`, `after:extract`. A job that
- * is dependency-triggered through depends_on alone reads
- * `after:<upstreams joined by commas>` (display only, not valid in svc.yaml).
+ * The one frequency text every view shows (`/api/jobs`, `/api/dag`, the
+ * `job.frequency` template variable, the webhook payload): `daily`,
+ * `after:extract`. A job that is dependency-triggered through depends_on
+ * alone reads `after:<upstreams joined by commas>` (display only, not valid
+ * in svc.yaml), so a notification says what it runs after.
  */
-export function frequencyLabel(job: JobConfig): string {
+export function frequencyLabel(job: Pick<JobConfig, "schedule" | "after" | "dependsOn">): string {
   const s = job.schedule;
   if ((s.frequency === "cron" || s.frequency === "every") && s.cron) return `${s.frequency}:${s.cron.source}`;
   if (s.frequency !== "after") return s.frequency;

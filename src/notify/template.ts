@@ -1,4 +1,5 @@
 import type { JobConfig, NotifyEvent } from "../config/types.js";
+import { frequencyLabel } from "../config/views.js";
 import type { RunRecord } from "../store/types.js";
 
 /** CONTRACT §6: used when an entry has no `message`. */
@@ -68,13 +69,6 @@ function stringify(v: unknown): string {
   }
 }
 
-/** `after:<job>` or the frequency keyword, as written in svc.yaml. */
-export function frequencyText(job: Pick<JobConfig, "schedule" | "after">): string {
-  const kind = job.schedule.frequency;
-  if (kind === "after") return job.after ? `after:${job.after}` : "after";
-  return kind;
-}
-
 /** 65_000 -> "1m 5s"; 350 -> "350ms"; null -> "". */
 export function formatDuration(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms) || ms < 0) return "";
@@ -106,7 +100,7 @@ export function runDurationMs(run: RunRecord): number | null {
 
 /** The variable map for `renderTemplate` (CONTRACT §6 list). */
 export function templateVars(
-  job: Pick<JobConfig, "name" | "description" | "tags" | "schedule" | "after">,
+  job: Pick<JobConfig, "name" | "description" | "tags" | "schedule" | "after" | "dependsOn">,
   run: RunRecord,
   event: NotifyEvent | string,
 ): Record<string, string> {
@@ -114,7 +108,7 @@ export function templateVars(
     "job.name": job.name,
     "job.description": job.description ?? "",
     "job.tags": job.tags.join(", "),
-    "job.frequency": frequencyText(job),
+    "job.frequency": frequencyLabel(job),
     "run.id": String(run.id),
     "run.status": run.status,
     "run.attempt": String(run.attempt),

@@ -4,7 +4,11 @@
  * LF is enclosed in double quotes with quotes doubled; null is an empty field.
  */
 
-/** The header of an audit export (CONTRACT §1). */
+/**
+ * The header of an audit export: CONTRACT §1's columns, then `error` (why a
+ * run failed or was skipped, as the tables show it), appended so that a
+ * reader of the CONTRACT columns by position is not disturbed.
+ */
 export const AUDIT_CSV_COLUMNS = [
   "id",
   "job_name",
@@ -20,6 +24,7 @@ export const AUDIT_CSV_COLUMNS = [
   "sla_breached",
   "hc_status",
   "cycle_id",
+  "error",
 ] as const;
 
 export function csvField(value: unknown): string {

@@ -33,7 +33,7 @@ export interface EmailDelivery {
 /** Everything a provider needs to build its payload. */
 export interface BuildInput {
   event: string;
-  job: Pick<JobConfig, "name" | "description" | "tags" | "schedule" | "after">;
+  job: Pick<JobConfig, "name" | "description" | "tags" | "schedule" | "after" | "dependsOn">;
   run: RunRecord;
   /** The rendered message. */
   message: string;

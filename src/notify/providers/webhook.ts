@@ -1,4 +1,4 @@
-import { frequencyText } from "../template.js";
+import { frequencyLabel } from "../../config/views.js";
 import type { BuildInput, HttpDelivery } from "./types.js";
 
 /** `{event, job, run, message, logs?}` (CONTRACT §6). */
@@ -10,7 +10,7 @@ export function buildWebhook(input: BuildInput): HttpDelivery {
       name: job.name,
       description: job.description,
       tags: job.tags,
-      frequency: frequencyText(job),
+      frequency: frequencyLabel(job),
     },
     run: {
       id: run.id,
