@@ -8,6 +8,19 @@ import type { ReadStore } from "../store/api.js";
 
 export type ReloadResult = { ok: true; jobs: number } | { ok: false; errors: ConfigIssue[] };
 
+/**
+ * What the daemon loaded, for `svc status`'s "changed on disk" warning: the
+ * SHA-256 of each file at the last successful load (start or reload).
+ */
+export interface LoadedConfig {
+  /** Epoch ms of the last successful load. */
+  at: number;
+  /** SHA-256 (hex) of svc.yaml as read then; null when it could not be read. */
+  svcSha256: string | null;
+  /** SHA-256 (hex) of svcd.yaml, or null without one. */
+  svcdSha256: string | null;
+}
+
 /** Everything the API needs from the daemon; one object, passed once (STYLE). */
 export interface ApiDeps {
   engine: Engine;
@@ -40,4 +53,6 @@ export interface ApiDeps {
   reload(): Promise<ReloadResult>;
   /** Begins shutdown; the API calls it after the response is sent. */
   stop(opts: { force: boolean }): void;
+  /** Digests of the config files as last loaded (absent in API-only tests: then reported as null). */
+  configLoaded?(): LoadedConfig;
 }

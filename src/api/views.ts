@@ -1,6 +1,7 @@
 import { frequencyLabel } from "../config/index.js";
 import type { JobConfig, ProjectConfig } from "../config/types.js";
 import type { Engine } from "../engine/engine.js";
+import { nextRuns } from "../schedule/nextRun.js";
 import { formatOffset, zoneInfo } from "../schedule/zone.js";
 import type { ReadStore } from "../store/api.js";
 import type { JobStateRow, RunRecord } from "../store/types.js";
@@ -14,6 +15,12 @@ export function emptyState(job: string): JobStateRow {
   return { job_name: job, last_success: null, last_failure: null, next_run: null, lock_pid: null, paused: 0 };
 }
 
+/** A run of the job that is not finished: what the job is doing now. */
+export interface ActiveRun {
+  id: number;
+  status: "PENDING" | "RUNNING" | "RETRYING";
+}
+
 export interface JobSummary {
   name: string;
   description: string | null;
@@ -22,17 +29,52 @@ export interface JobSummary {
   tags: string[];
   paused: boolean;
   next_run: string | null;
+  /** next_run in the job's zone: `2027-03-14T03:00:00-04:00 EDT`. */
+  next_run_local: string | null;
   last_run: RunRecord | null;
+  /** Its PENDING, RUNNING and RETRYING runs, oldest first: the job's state comes from these, not from last_run. */
+  active_runs: ActiveRun[];
   state: JobStateRow;
+}
+
+/** Every unfinished run, by job, oldest first (one query for all jobs). */
+export function activeRunsByJob(store: Store): Map<string, ActiveRun[]> {
+  const byJob = new Map<string, ActiveRun[]>();
+  for (const r of store.runs.byStatus(["PENDING", "RUNNING", "RETRYING"])) {
+    let list = byJob.get(r.job_name);
+    if (!list) byJob.set(r.job_name, (list = []));
+    list.push({ id: r.id, status: r.status as ActiveRun["status"] });
+  }
+  return byJob;
+}
+
+/** One job's unfinished runs, oldest first. */
+export function activeRunsOf(store: Store, job: string): ActiveRun[] {
+  return activeRunsByJob(store).get(job) ?? [];
+}
+
+/**
+ * The job's next `count` slots, from the one the scheduler holds (so the
+ * rules it applies, DST and exclusions, decide the first) on by the
+ * schedule code; none for `manual` and `after:` jobs.
+ */
+export function upcoming(deps: { project(): ProjectConfig; engine: Engine }, name: string, count: number): { utc: string; local: string; note: string | null }[] {
+  const job = deps.project().jobs.get(name);
+  const first = job && count > 0 ? deps.engine.nextRun(name) : null;
+  if (!job || !first) return [];
+  const slots = [first, ...nextRuns(job.schedule, first.at, count - 1)];
+  return slots.map((s) => ({ utc: s.utc, local: s.local, note: s.note }));
 }
 
 /** `GET /api/jobs` rows, sorted by name (CONTRACT §4). */
 export function jobSummaries(project: ProjectConfig, store: ReadStore, engine: Engine, tag: string | undefined): JobSummary[] {
   const states = new Map(store.jobState.all().map((s) => [s.job_name, s]));
+  const active = activeRunsByJob(store);
   const jobs = [...project.jobs.values()].filter((j) => tag === undefined || j.tags.includes(tag));
   jobs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return jobs.map((job) => {
     const state = states.get(job.name) ?? emptyState(job.name);
+    const next = engine.nextRun(job.name)?.utc ?? null;
     return {
       name: job.name,
       description: job.description,
@@ -40,8 +82,10 @@ export function jobSummaries(project: ProjectConfig, store: ReadStore, engine: E
       timezone: job.schedule.timezone,
       tags: [...job.tags],
       paused: state.paused === 1,
-      next_run: engine.nextRun(job.name)?.utc ?? null,
+      next_run: next,
+      next_run_local: localTime(next, job),
       last_run: store.runs.recent(job.name, 1)[0] ?? null,
+      active_runs: active.get(job.name) ?? [],
       state,
     };
   });
@@ -77,7 +121,7 @@ export function stateRows(project: ProjectConfig, store: ReadStore, engine: Engi
  * the same form as `ScheduledSlot.local`.
  * TODO(schedule): export makeSlot's local formatter from src/schedule so this is not a second copy.
  */
-function localTime(nextRunIso: string | null, job: JobConfig): string | null {
+export function localTime(nextRunIso: string | null, job: Pick<JobConfig, "schedule">): string | null {
   if (nextRunIso === null) return null;
   const at = Date.parse(nextRunIso);
   if (Number.isNaN(at)) return null;

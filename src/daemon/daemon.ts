@@ -19,6 +19,7 @@ import { SvcError } from "../shared/svcError.js";
 import { toError } from "../shared/toError.js";
 import { openStore, type Store } from "../store/index.js";
 import { openAuditLog } from "./audit.js";
+import { digestConfigs, type LoadedConfig } from "./configDigest.js";
 import { createDaemonLog, type DaemonLog } from "./logging.js";
 import { acquirePidLock, type PidLock } from "./pidLock.js";
 import { startupProblem } from "./preflight.js";
@@ -69,6 +70,7 @@ export class Daemon {
   private project!: ProjectConfig;
   private daemonConfig!: DaemonConfig;
   private readonly startedAt = Date.now();
+  private loadedConfig!: LoadedConfig;
   private retentionTimer: NodeJS.Timeout | null = null;
   private nextRunsLog: NodeJS.Immediate | null = null;
   /** Set when the data directory or database file was removed: stop, put it back, start again. */
@@ -122,9 +124,11 @@ export class Daemon {
     this.auth = auth;
     this.onUndo("auth", () => auth.close());
 
+    const loaded = digestConfigs(paths.config, paths.daemonConfig, Date.now());
     const project = loadProject(paths.config, process.env, { warnings: false });
     if (!project.ok) throw new StartupError(project.errors.map((i) => formatIssue(i)));
     this.project = project.value;
+    this.loadedConfig = loaded;
 
     const dbPath = this.daemonConfig.storage.sqlite.path ?? join(paths.dataDir, "svc.db");
     this.store = openStore({
@@ -176,6 +180,7 @@ export class Daemon {
       paths: { config: paths.config, daemonConfig: paths.daemonConfig, database: dbPath, dataDir: paths.dataDir, webRoot: paths.webRoot },
       reload: () => this.reload(),
       stop: (opts) => void this.stop(opts),
+      configLoaded: () => this.loadedConfig,
     }, { auth });
     this.onUndo("api", () => this.app?.close());
     await this.listen();
@@ -345,6 +350,7 @@ export class Daemon {
    * both files first; on any error keep the old config and log every error.
    */
   async reload(): Promise<ReloadResult> {
+    const loaded = digestConfigs(this.paths.config, this.paths.daemonConfig, Date.now());
     const project = loadProject(this.paths.config, process.env, { warnings: false });
     const daemon = loadDaemonConfig(this.paths.daemonConfig);
     const errors = [...(project.ok ? [] : project.errors), ...(daemon.ok ? [] : daemon.errors)];
@@ -355,6 +361,7 @@ export class Daemon {
       return { ok: false, errors };
     }
     this.project = project.value;
+    this.loadedConfig = loaded;
     this.engine.reload(project.value);
     this.notifier.syncIntegrations(project.value);
     this.applyDaemonConfig(daemon.value);

@@ -131,11 +131,12 @@ export class Engine {
   }
 
   /**
-   * Triggers a manual run now (a new cycle). Paused jobs may still be run by hand. `params` are
-   * checked against the job's declaration (CONTRACT §7.2): any problem is a validation error
-   * naming every bad field, and no run is created.
+   * Triggers a manual run now, in a new cycle, or joining the earlier cycle `cycleId` (a full id or
+   * a unique prefix): then its gate and `{{ outputs.* }}` read that cycle, and its dependents follow
+   * in it. Paused jobs may still be run by hand. `params` are checked against the job's declaration
+   * (CONTRACT §7.2): any problem is a validation error naming every bad field, and no run is created.
    */
-  runNow(name: string, opts: { reason?: string | null; params?: unknown; triggeredBy: string }): RunRecord {
+  runNow(name: string, opts: { reason?: string | null; params?: unknown; triggeredBy: string; cycleId?: string }): RunRecord {
     const job = this.job(name);
     const reason = opts.reason ?? null;
     if (reason !== null && reason.length > MAX_REASON_LENGTH) {
@@ -144,13 +145,25 @@ export class Engine {
     const params = checkParams(job.params, opts.params);
     if (!params.ok) throw validationFailed(job.name, params.errors);
     this.assertRunning();
+    const cycleId = opts.cycleId === undefined ? randomUUID() : this.existingCycle(opts.cycleId);
+    // A person chose to carry on with this cycle (as retry does).
+    if (opts.cycleId !== undefined) this.ctx.halted.delete(cycleId);
     const run = createRun(
       this.ctx,
-      { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: randomUUID(), params: params.values },
+      { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: cycleId, params: params.values },
       job,
     );
     this.pool.pump();
     return this.ctx.store.runs.get(run.id) ?? run;
+  }
+
+  /** The one cycle whose id is, or starts with, `idOrPrefix`. */
+  private existingCycle(idOrPrefix: string): string {
+    const hits = this.ctx.store.runs.cyclesStartingWith(idOrPrefix.toLowerCase(), 2);
+    if (hits.includes(idOrPrefix.toLowerCase())) return idOrPrefix.toLowerCase();
+    if (hits.length === 0) throw notFound(`no cycle ${idOrPrefix}: no run was ever recorded in it (\`svc history JOB --json\` shows cycle ids)`);
+    if (hits.length > 1) throw badRequest(`cycle ${idOrPrefix} is ambiguous (${hits.join(", ")}...): give more of its id`);
+    return hits[0]!;
   }
 
   /**

@@ -159,6 +159,8 @@ export interface RunsStore {
   byStatus(statuses: RunStatus[]): RunRecord[];
   /** All runs of one cycle, oldest first. */
   inCycle(cycleId: string): RunRecord[];
+  /** Up to `limit` distinct cycle ids that start with `prefix` (a cycle named by its first characters). */
+  cyclesStartingWith(prefix: string, limit: number): string[];
   /** `/api/db/job_runs`. */
   page(q: RunQuery, p: PageRequest): Page<RunRecord>;
   /** `/api/audit`: newest first. */

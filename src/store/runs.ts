@@ -231,6 +231,12 @@ export class SqliteRuns implements RunsStore {
     return (this.st.inCycle.all(cycleId) as RunRow[]).map(toRun);
   }
 
+  cyclesStartingWith(prefix: string, limit: number): string[] {
+    // A range on the cycle index (LIKE would not use it); U+FFFF sorts after every id character.
+    const st = this.cache.get("SELECT DISTINCT cycle_id FROM job_runs WHERE cycle_id >= ? AND cycle_id < ? ORDER BY cycle_id LIMIT ?");
+    return (st.all(prefix, `${prefix}\uffff`, limit) as { cycle_id: string }[]).map((r) => r.cycle_id);
+  }
+
   page(q: RunQuery, p: PageRequest): Page<RunRecord> {
     const { orderBy, limit, offset } = pageClause(p, SORTABLE, "id");
     const { rows, total } = this.select(q, orderBy, limit, offset);

@@ -74,6 +74,9 @@ export function daemonRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCac
               total_jobs: { type: "integer" },
               running_jobs: { type: "integer" },
               version: { type: "string" },
+              config_loaded_at: { type: ["string", "null"], description: "when svc.yaml and svcd.yaml were last loaded (start or reload)" },
+              config_sha256: { type: ["string", "null"], description: "SHA-256 of svc.yaml as then loaded (svc status warns when the file differs)" },
+              daemon_config_sha256: { type: ["string", "null"], description: "SHA-256 of svcd.yaml as then loaded, null without one" },
             },
           },
         },
@@ -81,6 +84,7 @@ export function daemonRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCac
     },
     async () => {
       const c = counts();
+      const loaded = deps.configLoaded?.() ?? null;
       return {
         pid: deps.pid,
         config_path: deps.paths.config,
@@ -93,6 +97,9 @@ export function daemonRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCac
         total_jobs: c.total,
         running_jobs: c.running,
         version: deps.version,
+        config_loaded_at: loaded ? new Date(loaded.at).toISOString() : null,
+        config_sha256: loaded?.svcSha256 ?? null,
+        daemon_config_sha256: loaded?.svcdSha256 ?? null,
       };
     },
   );

@@ -3,6 +3,7 @@ import { isTerminal } from "../../store/runStatus.js";
 import type { LogStream, RunRecord } from "../../store/types.js";
 import type { ApiDeps } from "../deps.js";
 import { notFound } from "../errors.js";
+import { cycleView } from "../cycleView.js";
 import { logLineSchema, outputRowSchema, runParams, runRecordSchema, sliceQuery, streamSchema } from "../schemas.js";
 
 const tags = ["runs"];
@@ -20,6 +21,53 @@ export function runRoutes(app: FastifyInstance, deps: ApiDeps): void {
     if (!run) throw notFound(`run ${id} not found`);
     return run;
   };
+
+  app.get<{ Params: { id: string } }>(
+    "/api/cycles/:id",
+    {
+      schema: {
+        summary: "Every run of one cycle, oldest first, and whether the cycle has settled (nothing in it can move on by itself)",
+        tags,
+        params: { type: "object", required: ["id"], properties: { id: { type: "string", pattern: "^[0-9a-fA-F-]{1,64}$", description: "cycle id" } } },
+        response: {
+          200: {
+            type: "object",
+            required: ["cycle_id", "runs", "settled", "waiting"],
+            properties: {
+              cycle_id: { type: "string" },
+              runs: { type: "array", items: runRecordSchema },
+              settled: { type: "boolean", description: "no run RUNNING or RETRYING, and every PENDING run waits on a gate only a person can open" },
+              waiting: {
+                type: "array",
+                description: "the cycle's PENDING runs and the upstreams each waits for",
+                items: {
+                  type: "object",
+                  required: ["run_id", "job", "blocked_by"],
+                  properties: {
+                    run_id: { type: "integer" },
+                    job: { type: "string" },
+                    blocked_by: {
+                      type: "array",
+                      items: {
+                        type: "object",
+                        required: ["job", "kind", "text"],
+                        properties: { job: { type: "string" }, kind: { type: "string", enum: ["active", "ended", "absent"] }, text: { type: "string" } },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const view = cycleView(deps.project(), store, request.params.id);
+      if (!view) throw notFound(`cycle ${request.params.id} not found: no run was recorded in it`);
+      return view;
+    },
+  );
 
   app.get<IdParams>(
     "/api/runs/:id",
