@@ -6,6 +6,8 @@ export interface GlobalOptions {
   config?: string;
   dataDir?: string;
   daemonConfig?: string;
+  quiet?: boolean;
+  verbose?: boolean;
 }
 
 /** What a command group needs from its surroundings; one object, passed to every register(). */
@@ -14,6 +16,10 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
   cwd: string;
   version: string;
+  /** `-q`: only data and errors (no confirmations, progress or notes). Set from the parsed options. */
+  quiet?: boolean;
+  /** `-v`: say which daemon is used and each request with its status and time; stack traces of bugs. */
+  verbose?: boolean;
 }
 
 /** A command group: one file under src/cli/commands/, adding its commands to the program. */

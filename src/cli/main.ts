@@ -15,6 +15,7 @@ import { register as registerNext } from "./commands/next.js";
 import { register as registerImport } from "./commands/import.js";
 import { register as registerValidate } from "./commands/validate.js";
 import { registerClientOptions } from "./client/index.js";
+import { register as registerAlerts } from "./commands/alerts.js";
 import { register as registerAudit } from "./commands/audit.js";
 import { register as registerBackup } from "./commands/backup.js";
 import { register as registerCompletion } from "./commands/completion.js";
@@ -26,6 +27,7 @@ import { register as registerJobs } from "./commands/jobs.js";
 import { register as registerLifecycle } from "./commands/lifecycle.js";
 import { register as registerLogs } from "./commands/logs.js";
 import { register as registerService } from "./commands/service.js";
+import { register as registerShow } from "./commands/show.js";
 import { register as registerStatus } from "./commands/status.js";
 import { register as registerTags } from "./commands/tags.js";
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, processOutput, type Output } from "./output.js";
@@ -43,10 +45,12 @@ const GROUPS: RegisterCommands[] = [
   registerClientOptions,
   registerLifecycle,
   registerStatus,
+  registerShow,
   registerJobs,
   registerLogs,
   registerHistory,
   registerAudit,
+  registerAlerts,
   registerExport,
   registerBackup,
   registerService,
@@ -100,8 +104,15 @@ export function buildProgram(ctx: CliContext): Command {
     .option("-c, --config <path>", "svc.yaml to use (default: $SVC_CONFIG, else the first svc.yaml here or in a parent)")
     .option("--data-dir <path>", "data directory (default: $SVC_DATA_DIR, else .svc beside svc.yaml)")
     .option("--daemon-config <path>", "svcd.yaml to use (default: svcd.yaml beside svc.yaml)")
+    .option("-q, --quiet", "print only data and errors: no confirmations, progress or notes")
+    .option("-v, --verbose", "say which daemon is used and each request it answers (status, time); stack traces of unexpected errors")
     .helpCommand(true)
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    .hook("preAction", (_program, action) => {
+      const o = action.optsWithGlobals<{ quiet?: boolean; verbose?: boolean }>();
+      ctx.quiet = o.quiet === true;
+      ctx.verbose = o.verbose === true && !ctx.quiet;
+    });
   for (const register of GROUPS) register(program, ctx);
   configure(program, ctx);
   return program;
@@ -124,7 +135,8 @@ function report(e: unknown, ctx: CliContext): number {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return EXIT_OK;
     // `svc` alone prints help to stderr as a usage error; `svc help x` is a success.
     if (e.code === "commander.help") return e.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
-    const message = oneLine(e.message.replace(/^error: /, "")).replace(/^\((Did you mean .*)\)$/, "$1");
+    let message = oneLine(e.message.replace(/^error: /, "")).replace(/^\((Did you mean .*)\)$/, "$1");
+    if (e.code === "commander.unknownCommand") message = withoutRiskySuggestion(message);
     ctx.output.err(`svc: ${message} (see 'svc --help')\n`);
     return EXIT_USAGE;
   }
@@ -134,8 +146,24 @@ function report(e: unknown, ctx: CliContext): number {
   }
   // A bug: still one line, no stack trace (SVC_DEBUG=1 shows it).
   ctx.output.err(`svc: unexpected error: ${oneLine(errorMessage(e))}\n`);
-  if (ctx.env.SVC_DEBUG) ctx.output.err(`${e instanceof Error ? e.stack : String(e)}\n`);
+  if (ctx.env.SVC_DEBUG || ctx.verbose) ctx.output.err(`${e instanceof Error ? e.stack : String(e)}\n`);
   return EXIT_FAILURE;
+}
+
+/**
+ * Commands that stop, kill or skip something. A typo must never be answered
+ * with one of them (`svc show` mistyped must not suggest `svc stop`): a
+ * did-you-mean is often run without a second look.
+ */
+export const RISKY_COMMANDS: ReadonlySet<string> = new Set(["stop", "restart", "cancel", "skip", "pause", "restore", "uninstall"]);
+
+/** Commander's `(Did you mean x?)` / `(Did you mean one of x, y?)` without the risky commands. */
+export function withoutRiskySuggestion(message: string): string {
+  const m = /^(.*?)\s*\(Did you mean (?:one of )?(.+?)\?\)$/.exec(message);
+  if (!m) return message;
+  const safe = m[2]!.split(", ").filter((c) => !RISKY_COMMANDS.has(c));
+  if (safe.length === 0) return m[1]!;
+  return `${m[1]} (Did you mean ${safe.length > 1 ? "one of " : ""}${safe.join(", ")}?)`;
 }
 
 /** `svc config show | head`: a reader that goes away is not an error worth a stack trace. */

@@ -47,6 +47,19 @@ export function printError(o: Output, line: string): void {
   o.err(oneLine(line) + "\n");
 }
 
+/**
+ * A note for people (what is being done, what was started): `svc: <text>` on
+ * stderr, silenced by `-q`. Data goes to stdout, errors are thrown.
+ */
+export function note(ctx: { output: Output; quiet?: boolean }, text: string): void {
+  if (!ctx.quiet) ctx.output.err(`svc: ${oneLine(text)}\n`);
+}
+
+/** A confirmation on stdout (`paused extract`): what a command did, silenced by `-q`. */
+export function confirm(ctx: { output: Output; quiet?: boolean }, line: string): void {
+  if (!ctx.quiet) printLine(ctx.output, line);
+}
+
 export function printJson(o: Output, value: unknown): void {
   o.out(JSON.stringify(value, null, 2) + "\n");
 }

@@ -29,6 +29,8 @@ export class DaemonClient {
   constructor(
     readonly target: Target,
     readonly timeoutMs: number = DEFAULT_TIMEOUT_MS,
+    /** `-v`: told each request with its status and time. */
+    private readonly trace?: (line: string) => void,
   ) {}
 
   get<T>(path: string, query?: Query): Promise<T> {
@@ -147,10 +149,12 @@ export class DaemonClient {
         ? { socketPath: t.socketPath, path }
         : { host: t.url.hostname.replace(/^\[|\]$/g, ""), port: t.url.port || (https ? 443 : 80), path: joinPath(t, path) }),
     };
+    const began = performance.now();
     return new Promise((resolve, reject) => {
       const fail = (e: unknown) => reject(e instanceof CliError ? e : transportError(t, e, what));
       const req = (httpsModule ? httpsModule.request : httpRequest)(opts, (res) => {
         readBody(res).then((text) => {
+          this.trace?.(`${method} ${path} -> ${res.statusCode ?? "?"} (${Math.round(performance.now() - began)} ms)`);
           if (res.statusCode === 401) return reject(unauthorized(t));
           resolve({ status: res.statusCode ?? 0, body: parseBody(text, res) as T });
         }, fail);

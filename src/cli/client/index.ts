@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import type { CliContext } from "../context.js";
 import { DaemonClient, timeoutFromEnv } from "./http.js";
-import { resolveTarget, type ClientGlobals } from "./target.js";
+import { describeTarget, resolveTarget, type ClientGlobals } from "./target.js";
 
 export { DaemonClient } from "./http.js";
 export { ApiError } from "./errors.js";
@@ -26,7 +26,9 @@ export async function clientFor(cmd: Command, ctx: CliContext): Promise<DaemonCl
     if (d.tls && target.url.protocol === "http:") target.url.protocol = "https:";
     if (d.basePath !== "") target.url.pathname = `${d.basePath}/`;
   }
-  return new DaemonClient(target, timeoutFromEnv(ctx.env));
+  const trace = ctx.verbose ? (line: string) => ctx.output.err(`svc: ${line}\n`) : undefined;
+  trace?.(`daemon: ${describeTarget(target)} (${target.kind === "unix" ? "Unix socket" : target.source}${target.projectFile ? `, project ${target.projectFile}` : ""})`);
+  return new DaemonClient(target, timeoutFromEnv(ctx.env), trace);
 }
 
 /** `api.base_path` and `api.tls.enabled` of svcd.yaml ("" and false without one, or when it does not load). */

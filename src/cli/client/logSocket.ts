@@ -39,10 +39,11 @@ function loadWs(): Promise<WsModule> {
   return wsModule;
 }
 
-export function followRun(client: DaemonClient, runId: number, onLine: (l: LogLine) => void): RunFollower {
+/** `afterSeq`: lines up to this seq were already shown (printed from GET /api/runs/:id/logs): skip them. */
+export function followRun(client: DaemonClient, runId: number, onLine: (l: LogLine) => void, afterSeq = 0): RunFollower {
   let closed = false;
   let socket: WebSocket | null = null;
-  let lastSeq = 0;
+  let lastSeq = afterSeq;
   let reconnects = 0;
   const what = `following run ${runId}`;
 

@@ -53,7 +53,10 @@ export interface ClientGlobals extends GlobalOptions {
 
 /** `no daemon for /path/svc.yaml: start it with \`svc start\`` (exit 1). */
 export class NoDaemonError extends CliError {
-  constructor(projectFile: string | null, detail = "") {
+  constructor(
+    readonly projectFile: string | null,
+    detail = "",
+  ) {
     super(`no daemon for ${projectFile ?? "this project"}: start it with \`svc start\`${detail}`);
   }
 }

@@ -3,6 +3,12 @@ import type { JobStateRow, RunRecord } from "../../store/types.js";
 
 export type { RunRecord } from "../../store/types.js";
 
+/** A PENDING, RUNNING or RETRYING run of a job. */
+export interface ActiveRun {
+  id: number;
+  status: "PENDING" | "RUNNING" | "RETRYING";
+}
+
 export interface JobSummary {
   name: string;
   description: string | null;
@@ -11,7 +17,11 @@ export interface JobSummary {
   tags: string[];
   paused: boolean;
   next_run: string | null;
+  /** next_run in the job's zone: `2027-03-14T03:00:00-04:00 EDT`. */
+  next_run_local: string | null;
   last_run: RunRecord | null;
+  /** Its unfinished runs, oldest first: what the job is doing now. */
+  active_runs: ActiveRun[];
   state: JobStateRow;
 }
 
@@ -19,10 +29,33 @@ export interface JobsAnswer {
   jobs: JobSummary[];
 }
 
+export interface Slot {
+  utc: string;
+  /** In the job's zone: `2027-03-14T03:00:00-04:00 EDT`. */
+  local: string;
+  note: string | null;
+}
+
+export interface AlertRow {
+  id: number;
+  job_name: string;
+  run_id: number | null;
+  event: string;
+  channel: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: number;
+  last_attempt_at: string | null;
+  error: string | null;
+  created_at: string;
+}
+
 export interface JobDetail {
   job: Record<string, unknown>;
   state: Omit<JobStateRow, "paused"> & { paused: boolean };
   runs: RunRecord[];
+  active_runs: ActiveRun[];
+  next_runs: Slot[];
+  last_alert: AlertRow | null;
 }
 
 export interface StartedRun {
@@ -43,6 +76,9 @@ export interface DaemonInfo {
   total_jobs: number;
   running_jobs?: number;
   version: string;
+  config_loaded_at?: string | null;
+  config_sha256?: string | null;
+  daemon_config_sha256?: string | null;
 }
 
 export interface LogPage {

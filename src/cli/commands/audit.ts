@@ -11,6 +11,7 @@ import { auditCsvHeader, auditCsvRow } from "../client/csv.js";
 import type { DaemonClient, Query } from "../client/http.js";
 import { collectParam } from "../client/params.js";
 import { styleFor } from "../client/present.js";
+import { parseWhen, WHEN_HELP } from "../client/when.js";
 import type { AuditAnswer, RunRecord } from "../client/types.js";
 import type { CliContext } from "../context.js";
 import { printJson, printLine, UsageError } from "../output.js";
@@ -34,7 +35,6 @@ interface AuditOpts {
 
 const TRIGGERS = ["manual", "schedule", "dependency", "backfill"];
 const STATUSES = ["pending", "running", "success", "failed", "retrying", "skipped"];
-const DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 const PAGE_MAX = 1000;
 const DEFAULT_LIMIT = 100;
 
@@ -45,8 +45,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--job <name>", "runs of this job")
     .option("--trigger <trigger>", `how runs started: ${TRIGGERS.join(", ")}`)
     .option("--status <status>", `run status: ${STATUSES.join(", ")}`)
-    .option("--since <date>", "created at or after this ISO date (UTC midnight) or instant")
-    .option("--until <date>", "created at or before this ISO date or instant")
+    .option("--since <when>", `created at or after: ${WHEN_HELP}`)
+    .option("--until <when>", `created at or before: ${WHEN_HELP}`)
     .option("--reason <text>", "reason contains this text (any case)")
     .option("--tag <tag>", "runs of jobs with this tag")
     .option("--param <name=value>", "runs whose param has this value (repeatable; secret params never match)", collectParam)
@@ -55,7 +55,10 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--json", 'print {"runs", "total", "limit", "offset"}')
     .option("--export <format>", "write every matching run as csv (RFC 4180)")
     .option("--output <file>", "with --export: write to this file instead of stdout")
-    .addHelpText("after", '\nExamples:\n  svc audit --job extract --status failed --since 2026-11-01\n  svc audit --reason "backfill" --export csv --output audit.csv\n  svc audit --job report --param day=2026-11-01 --trigger backfill')
+    .addHelpText(
+      "after",
+      '\nExamples:\n  svc audit --job extract --status failed --since 2026-11-01\n  svc audit --status failed --since yesterday\n  svc audit --since 1h\n  svc audit --reason "backfill" --export csv --output audit.csv\n  svc audit --job report --param day=2026-11-01 --trigger backfill',
+    )
     .action((opts: AuditOpts, cmd: Command) => audit(ctx, cmd, opts));
 }
 
@@ -66,12 +69,18 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
   if (opts.export !== undefined && opts.json) throw usage("--json and --export are two output formats: pick one");
   if (opts.trigger !== undefined && !TRIGGERS.includes(opts.trigger.toLowerCase())) throw usage(`--trigger must be one of ${TRIGGERS.join(", ")}, got "${opts.trigger}"`);
   if (opts.status !== undefined && !STATUSES.includes(opts.status.toLowerCase())) throw usage(`--status must be one of ${STATUSES.join(", ")}, got "${opts.status}"`);
-  for (const [flag, v] of [["--since", opts.since], ["--until", opts.until]] as const) {
-    if (v !== undefined && (!DATE.test(v) || Number.isNaN(Date.parse(v)))) throw usage(`${flag} must be an ISO date like 2026-11-01 or an instant like 2026-11-01T12:00:00Z, got "${v}"`);
-  }
   for (const p of opts.param ?? []) {
     if (!/^[a-z_][a-z0-9_]*=/.test(p)) throw usage(`--param takes name=value with a param name like day or max_rows, got "${p}"`);
   }
+  const now = new Date();
+  const when = (flag: string, v: string | undefined): string | undefined => {
+    if (v === undefined) return undefined;
+    const at = parseWhen(v, now);
+    if (at === null) throw usage(`${flag} must be ${WHEN_HELP}, got "${v}"`);
+    return at;
+  };
+  const since = when("--since", opts.since);
+  const until = when("--until", opts.until);
   const limit = opts.limit === undefined ? undefined : count("--limit", opts.limit, 1);
   const offset = count("--offset", opts.offset ?? "0", 0);
 
@@ -79,8 +88,8 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
     job: opts.job,
     trigger: opts.trigger?.toLowerCase(),
     status: opts.status?.toUpperCase(),
-    since: opts.since,
-    until: opts.until,
+    since,
+    until,
     reason: opts.reason,
     tag: opts.tag,
     param: opts.param,

@@ -1,6 +1,6 @@
 /**
  * The daemon's lifecycle from the client: `svc start` (background daemon,
- * CONTRACT §1), `svc stop [--force]` and `svc reload`.
+ * CONTRACT §1), `svc stop [--force]`, `svc restart` and `svc reload`.
  */
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
@@ -13,10 +13,10 @@ import { ApiError } from "../client/errors.js";
 import { apiError, DaemonClient } from "../client/http.js";
 import { shownPath as shown } from "../client/present.js";
 import { NoDaemonError, projectPaths, readAddrFile, resolveTarget, type ClientGlobals } from "../client/target.js";
-import type { DaemonInfo } from "../client/types.js";
+import type { DaemonInfo, JobsAnswer, RunRecord } from "../client/types.js";
 import { launcherEnv } from "../../daemon/launcher.js";
 import type { CliContext } from "../context.js";
-import { CliError, printError, printJson, printLine, UsageError } from "../output.js";
+import { CliError, confirm, note, printError, printJson, printLine, UsageError } from "../output.js";
 
 const START_TIMEOUT_MS = 10_000;
 const POLL_MS = 50;
@@ -31,11 +31,26 @@ export function register(program: Command, ctx: CliContext): void {
 
   program
     .command("stop")
-    .description("stop the daemon: drain running jobs (graceful), or kill them with --force")
+    .description("stop the daemon: drain running jobs (graceful, saying which), or kill them with --force; no daemon: exit 0")
     .option("--force", "kill running jobs now instead of waiting for them")
     .option("--timeout <seconds>", "how long to wait for the daemon to exit", "120")
-    .option("--json", 'print {"stopped", "pid", "force"}')
-    .action((opts: { force?: boolean; timeout: string; json?: boolean }, cmd: Command) => stop(ctx, cmd, opts));
+    .option("--json", 'print {"stopped", "pid", "force"} ({"stopped": false, "running": false} when no daemon runs)')
+    .action(async (opts: StopOpts, cmd: Command) => {
+      const r = await stop(ctx, cmd, opts);
+      if (opts.json) return printJson(ctx.output, r.pid === null ? { stopped: false, running: false } : { stopped: true, pid: r.pid, force: opts.force === true });
+      if (r.pid !== null) confirm(ctx, `stopped the daemon (pid ${r.pid})`);
+    });
+
+  program
+    .command("restart")
+    .description("stop the daemon (draining running jobs, or --force) and start it again; prints its URL")
+    .option("--force", "kill running jobs now instead of waiting for them")
+    .option("--timeout <seconds>", "how long to wait for the daemon to exit", "120")
+    .action(async (opts: StopOpts, cmd: Command) => {
+      const r = await stop(ctx, cmd, opts);
+      if (r.pid !== null) note(ctx, `stopped the daemon (pid ${r.pid}); starting it again`);
+      await start(ctx, clientGlobals(cmd));
+    });
 
   program
     .command("reload")
@@ -51,7 +66,7 @@ export function register(program: Command, ctx: CliContext): void {
       }
       if (res.status >= 400) throw apiError(res, "POST /api/daemon/reload");
       if (opts.json) printJson(ctx.output, res.body);
-      else printLine(ctx.output, `reloaded: ${res.body.jobs} job${res.body.jobs === 1 ? "" : "s"}`);
+      else confirm(ctx, `reloaded: ${res.body.jobs} job${res.body.jobs === 1 ? "" : "s"}`);
     });
 }
 
@@ -182,13 +197,44 @@ export async function baseUrl(ctx: CliContext, globals: ClientGlobals, projectFi
   return `${tls ? "https" : "http"}://${addr}${base}/`;
 }
 
-async function stop(ctx: CliContext, cmd: Command, opts: { force?: boolean; timeout: string; json?: boolean }): Promise<void> {
+interface StopOpts {
+  force?: boolean;
+  timeout: string;
+  json?: boolean;
+}
+
+const DRAIN_POLL_MS = 500;
+
+/**
+ * Asks the daemon to stop and waits until it is gone, saying what it waits
+ * for: the runs still draining, as they finish. No daemon is not an error
+ * (as `systemctl stop` of a stopped unit): a note, and `pid: null`.
+ */
+async function stop(ctx: CliContext, cmd: Command, opts: StopOpts): Promise<{ pid: number | null }> {
   const seconds = Number(opts.timeout);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`, "see 'svc stop --help'");
-  const client = await clientFor(cmd, ctx);
-  const info = await client.get<DaemonInfo>("/api/daemon/info");
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`, `see 'svc ${cmd.name()} --help'`);
+  let client: DaemonClient;
+  let info: DaemonInfo;
+  try {
+    client = await clientFor(cmd, ctx);
+    info = await client.get<DaemonInfo>("/api/daemon/info");
+  } catch (e) {
+    if (!(e instanceof NoDaemonError)) throw e;
+    note(ctx, `no daemon is running for ${e.projectFile ?? "this project"}: nothing to stop`);
+    return { pid: null };
+  }
+  const draining = opts.force ? new Map<number, string>() : await runningRuns(client);
+  const grace = opts.force ? null : await shutdownTimeout(client);
   await client.post("/api/daemon/stop", opts.force ? { force: true } : undefined);
-  client.close();
+  if (opts.force) note(ctx, `stopping the daemon (pid ${info.pid}): killing its running jobs`);
+  else if (draining.size === 0) note(ctx, `stopping the daemon (pid ${info.pid}): no job is running`);
+  else {
+    note(
+      ctx,
+      `stopping the daemon (pid ${info.pid}): waiting for ${draining.size} running job${draining.size === 1 ? "" : "s"} to finish: ${describeRuns(draining)}` +
+        `${grace ? `; after ${grace} (scheduler.shutdown_timeout) they are killed` : ""}; \`svc stop --force\` kills them now`,
+    );
+  }
   const t = client.target;
   const local = t.kind === "unix" || t.source === "api.addr";
   const pidFile = join(info.data_dir ?? t.dataDir ?? "", "svcd.pid");
@@ -197,14 +243,54 @@ async function stop(ctx: CliContext, cmd: Command, opts: { force?: boolean; time
     const gone = local ? !holdsLock(pidFile, info.pid) : !(await stillAnswers(client));
     if (gone) break;
     if (Date.now() > deadline) {
+      client.close();
       throw new CliError(
         `the daemon (pid ${info.pid}) is still stopping after ${seconds} s (running jobs drain for up to scheduler.shutdown_timeout); \`svc stop --force\` kills them`,
       );
     }
-    await sleep(100);
+    if (draining.size > 0) await reportDrained(ctx, client, draining);
+    await sleep(draining.size > 0 ? DRAIN_POLL_MS : 100);
   }
-  if (opts.json) printJson(ctx.output, { stopped: true, pid: info.pid, force: opts.force === true });
-  else printLine(ctx.output, `stopped the daemon (pid ${info.pid})`);
+  client.close();
+  return { pid: info.pid };
+}
+
+/** RUNNING and RETRYING runs, by id: `extract (run 9)`. */
+async function runningRuns(client: DaemonClient): Promise<Map<number, string>> {
+  const { jobs } = await client.get<JobsAnswer>("/api/jobs");
+  const out = new Map<number, string>();
+  for (const j of jobs) for (const r of j.active_runs) if (r.status !== "PENDING") out.set(r.id, `${j.name} (run ${r.id})`);
+  return out;
+}
+
+function describeRuns(runs: Map<number, string>): string {
+  return [...runs.values()].join(", ");
+}
+
+/** `60s`, from the daemon's effective svcd.yaml; null when it cannot be read. */
+async function shutdownTimeout(client: DaemonClient): Promise<string | null> {
+  try {
+    const cfg = await client.get<{ daemon?: { scheduler?: { shutdown_timeout?: string } } }>("/api/config");
+    return cfg.daemon?.scheduler?.shutdown_timeout ?? null;
+  } catch {
+    return null; // a viewer token may not read the config: the wait is still said
+  }
+}
+
+/** Says which of the draining runs ended since the last look (the API answers until the daemon exits). */
+async function reportDrained(ctx: CliContext, client: DaemonClient, draining: Map<number, string>): Promise<void> {
+  let still: Map<number, string>;
+  try {
+    still = await runningRuns(client);
+  } catch {
+    return; // the API is closing: the pid file tells the end
+  }
+  for (const [id, what] of [...draining]) {
+    if (still.has(id)) continue;
+    draining.delete(id);
+    const run = await client.get<RunRecord>(`/api/runs/${id}`).catch(() => null);
+    note(ctx, `${what} ended ${run?.status ?? ""}`.trim() + (draining.size > 0 ? `; still waiting for ${describeRuns(draining)}` : "; no job is running now"));
+  }
 }
 
 function holdsLock(pidFile: string, pid: number): boolean {

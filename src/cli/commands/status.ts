@@ -1,7 +1,8 @@
 /**
- * `svc status [--tag <tag>] [--json]`: one line per job: its state, whether
- * it is paused, its last run (status and time) and its next run in local
- * time. `--json` prints the API's `{"jobs": [...]}` (GET /api/jobs).
+ * `svc status [--tag <tag>] [--json]`: one line per job: what it is doing
+ * now (from its unfinished runs, not its newest run), whether it is paused,
+ * its last run and its next run in the job's own zone. `--json` prints the
+ * API's `{"jobs": [...]}` (GET /api/jobs). `svc status JOB` is `svc show JOB`.
  */
 import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
@@ -9,17 +10,22 @@ import { cell, localTime, statusText, styleFor, table, type Style } from "../cli
 import type { JobsAnswer, JobSummary } from "../client/types.js";
 import type { CliContext } from "../context.js";
 import { CliError, printJson, printLine } from "../output.js";
+import { configDriftWarning } from "./drift.js";
+import { showJob } from "./show.js";
 
 export function register(program: Command, ctx: CliContext): void {
   program
     .command("status")
-    .description("show every job: state, paused, last run, next run (local time), tags")
+    .description("show every job: state, paused, last run, next run (in the job's zone), tags; `status JOB` shows one job in detail")
+    .argument("[job]", "one job in detail (as `svc show JOB`)")
     .option("--tag <tag>", "only jobs with this tag")
-    .option("--json", 'print {"jobs": [...]} as GET /api/jobs answers it')
-    .action(async (opts: { tag?: string; json?: boolean }, cmd: Command) => {
+    .option("--json", 'print {"jobs": [...]} as GET /api/jobs answers it (with JOB: as `svc show --json`)')
+    .action(async (job: string | undefined, opts: { tag?: string; json?: boolean }, cmd: Command) => {
       const client = await clientFor(cmd, ctx);
+      if (job !== undefined) return showJob(ctx, client, job, { json: opts.json === true });
       const answer = await client.get<JobsAnswer>("/api/jobs", { tag: opts.tag });
       if (opts.json) return printJson(ctx.output, answer);
+      await configDriftWarning(ctx, client);
       if (answer.jobs.length === 0) {
         if (opts.tag !== undefined) throw new CliError(`no job has the tag "${opts.tag}" (svc tags list shows the tags)`);
         return printLine(ctx.output, "(no jobs)");
@@ -38,26 +44,47 @@ export function statusTable(jobs: JobSummary[], style: Style): string {
       j.paused ? style.yellow("yes") : "no",
       last ? `${statusText(style, last.status)} #${last.id}` : "-",
       localTime(lastAt),
-      nextRun(j),
+      nextRun(j, style),
       j.tags.length > 0 ? j.tags.join(",") : "-",
     ];
   });
-  const running = jobs.filter((j) => j.last_run?.status === "RUNNING").length;
+  // Runs, as /api/status counts them: a job with two RUNNING runs (concurrency: allow) counts twice.
+  const running = jobs.reduce((n, j) => n + j.active_runs.filter((r) => r.status === "RUNNING").length, 0);
   const paused = jobs.filter((j) => j.paused).length;
   const summary = `${jobs.length} job${jobs.length === 1 ? "" : "s"}, ${running} running, ${paused} paused`;
   return `${table(["JOB", "STATE", "PAUSED", "LAST RUN", "LAST RUN AT", "NEXT RUN", "TAGS"], rows, style)}\n${style.dim(summary)}`;
 }
 
-/** What the job is doing now: its active run's status, else idle. */
-function state(j: JobSummary, style: Style): string {
-  const s = j.last_run?.status;
-  if (s === "RUNNING") return style.cyan("running");
-  if (s === "RETRYING" || s === "PENDING") return style.yellow(s.toLowerCase());
+/**
+ * What the job is doing now, from its unfinished runs: running, else
+ * retrying, else pending; idle without any. A count when there are several
+ * (`running (2)`).
+ */
+export function jobState(j: Pick<JobSummary, "active_runs">): "running" | "retrying" | "pending" | "idle" {
+  for (const s of ["RUNNING", "RETRYING", "PENDING"] as const) {
+    if (j.active_runs.some((r) => r.status === s)) return s.toLowerCase() as "running" | "retrying" | "pending";
+  }
   return "idle";
 }
 
-function nextRun(j: JobSummary): string {
-  if (j.next_run) return localTime(j.next_run);
+function state(j: JobSummary, style: Style): string {
+  const s = jobState(j);
+  if (s === "idle") return s;
+  const n = j.active_runs.filter((r) => r.status.toLowerCase() === s).length;
+  const text = n > 1 ? `${s} (${n})` : s;
+  return s === "running" ? style.cyan(text) : style.yellow(text);
+}
+
+/** The next slot in the job's own zone (`2026-11-23 02:30:00 CET`), `paused`, `manual` or `after <upstream>`. */
+function nextRun(j: JobSummary, style: Style): string {
+  if (j.paused && j.frequency !== "manual") return style.yellow("paused");
+  if (j.next_run) return zoneTime(j.next_run_local) ?? localTime(j.next_run);
   if (j.frequency.startsWith("after:")) return cell(`after ${j.frequency.slice("after:".length)}`, 40);
   return j.frequency === "manual" ? "manual" : "-";
+}
+
+/** `2027-03-14T03:00:00-04:00 EDT` (the API's local form) as `2027-03-14 03:00:00 EDT`. */
+export function zoneTime(local: string | null | undefined): string | null {
+  const m = local ? /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})\S* (.+)$/.exec(local) : null;
+  return m ? `${m[1]} ${m[2]} ${m[3]}` : null;
 }

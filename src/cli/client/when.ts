@@ -1,0 +1,31 @@
+/**
+ * Times people type for `--since`/`--until` (audit, history), as journalctl
+ * reads them: an ISO date (`2026-11-01`: UTC midnight, as the API has it) or
+ * instant (`2026-11-01T12:00:00Z`), `now`, `today` and `yesterday` (local
+ * midnight of the machine's zone, TZ), or a time ago: `1h`, `30m`, `2d`,
+ * `1h30m`, also written `-1h` or `1h ago`. Returns an ISO instant, or the ISO
+ * text as given. Pure: `now` is passed in.
+ */
+const ISO = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+const AGO = /^-?((?:\d+(?:ms|s|m|h|d|w))+)(?:\s+ago)?$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+export function parseWhen(text: string, now: Date): string | null {
+  const t = text.trim().toLowerCase();
+  if (t === "now") return now.toISOString();
+  if (t === "today" || t === "yesterday") {
+    const d = new Date(now.getFullYear(), now.getMonth(), now.getDate() - (t === "yesterday" ? 1 : 0));
+    return d.toISOString();
+  }
+  if (t === "tomorrow") return new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1).toISOString();
+  const ago = AGO.exec(t);
+  if (ago) {
+    let ms = 0;
+    for (const [, n, unit] of ago[1]!.matchAll(/(\d+)(ms|s|m|h|d|w)/g)) ms += Number(n) * UNIT_MS[unit!]!;
+    return new Date(now.getTime() - ms).toISOString();
+  }
+  if (ISO.test(text.trim()) && !Number.isNaN(Date.parse(text.trim()))) return text.trim();
+  return null;
+}
+
+export const WHEN_HELP = "an ISO date or instant, today, yesterday, now, or a time ago (1h, 30m, 2d, 1h30m ago)";
