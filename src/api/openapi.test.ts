@@ -20,6 +20,8 @@ const EXPECTED = [
   "POST /api/jobs/{name}/skip",
   "POST /api/jobs/pause",
   "POST /api/jobs/resume",
+  "POST /api/jobs/run",
+  "GET /api/cycles/{id}",
   "GET /api/runs/{id}",
   "GET /api/runs/{id}/logs",
   "GET /api/runs/{id}/outputs",

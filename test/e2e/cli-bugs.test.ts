@@ -182,7 +182,7 @@ describe("bug 6", () => {
     expect(m, r.stdout).not.toBeNull();
     expect(Number(m![1])).toBe(failed.id);
     expect(Number(m![2])).toBeGreaterThan(failed.id);
-    expect((await waitRun(p, Number(m![2]))).attempt).toBe(failed.attempt + 1);
+    expect((await waitRun(p, Number(m![2]))).attempt).toBe(Number(failed.attempt) + 1);
   });
 
   it("the CSV export has the error column the table shows", async () => {

@@ -117,11 +117,15 @@ describe("svc start", () => {
 describe("no daemon", () => {
   it("every client command says so, names svc.yaml and how to start one (exit 1)", async () => {
     const p = project({ "svc.yaml": SLOW });
-    for (const args of [["status"], ["run", "quick"], ["logs", "quick"], ["audit"], ["export"], ["tags", "list"], ["integrations", "list"], ["dash"], ["reload"], ["stop"]]) {
+    for (const args of [["status"], ["run", "quick"], ["logs", "quick"], ["audit"], ["export"], ["tags", "list"], ["integrations", "list"], ["dash"], ["reload"]]) {
       const r = await p.svc(args);
       expect(r.code, args.join(" ")).toBe(1);
       expect(r.stderr, args.join(" ")).toBe(`svc: no daemon for ${p.path("svc.yaml")}: start it with \`svc start\`\n`);
     }
+    // Stopping what does not run is done, as `systemctl stop` of a stopped unit: exit 0, with a note.
+    const stop = await p.svc(["stop"]);
+    expect(stop.code).toBe(0);
+    expect(stop.stderr).toBe(`svc: no daemon is running for ${p.path("svc.yaml")}: nothing to stop\n`);
   });
 
   it("without any svc.yaml the message says where it looked (exit 1)", async () => {

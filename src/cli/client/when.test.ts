@@ -1,0 +1,31 @@
+/** parseWhen: journalctl-style times for --since/--until, with a fixed now. */
+import { describe, expect, it } from "vitest";
+import { parseWhen } from "./when.js";
+
+const NOW = new Date("2026-11-22T10:30:00.000Z");
+
+describe("parseWhen", () => {
+  it("a time ago: 1h, 30m, 2d, 1h30m, -1h, 1h ago, 1w", () => {
+    expect(parseWhen("1h", NOW)).toBe("2026-11-22T09:30:00.000Z");
+    expect(parseWhen("30m", NOW)).toBe("2026-11-22T10:00:00.000Z");
+    expect(parseWhen("2d", NOW)).toBe("2026-11-20T10:30:00.000Z");
+    expect(parseWhen("1h30m", NOW)).toBe("2026-11-22T09:00:00.000Z");
+    expect(parseWhen("-1h", NOW)).toBe("2026-11-22T09:30:00.000Z");
+    expect(parseWhen("1h ago", NOW)).toBe("2026-11-22T09:30:00.000Z");
+    expect(parseWhen("1w", NOW)).toBe("2026-11-15T10:30:00.000Z");
+  });
+
+  it("today, yesterday and tomorrow are local midnights (the machine's TZ); now is now", () => {
+    const midnight = new Date(NOW.getFullYear(), NOW.getMonth(), NOW.getDate());
+    expect(parseWhen("today", NOW)).toBe(midnight.toISOString());
+    expect(parseWhen("Yesterday", NOW)).toBe(new Date(midnight.getFullYear(), midnight.getMonth(), midnight.getDate() - 1).toISOString());
+    expect(parseWhen("tomorrow", NOW)).toBe(new Date(midnight.getFullYear(), midnight.getMonth(), midnight.getDate() + 1).toISOString());
+    expect(parseWhen("now", NOW)).toBe(NOW.toISOString());
+  });
+
+  it("ISO dates and instants pass through as written; anything else is null", () => {
+    expect(parseWhen("2026-11-01", NOW)).toBe("2026-11-01");
+    expect(parseWhen("2026-11-01T12:00:00Z", NOW)).toBe("2026-11-01T12:00:00Z");
+    for (const bad of ["last tuesday", "1x", "h", "2026-13-45", ""]) expect(parseWhen(bad, NOW), bad).toBeNull();
+  });
+});
