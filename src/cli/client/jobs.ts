@@ -2,7 +2,7 @@
 import { CliError, UsageError } from "../output.js";
 import { ApiError } from "./errors.js";
 import type { DaemonClient } from "./http.js";
-import type { JobsAnswer } from "./types.js";
+import type { ActiveRun, JobsAnswer } from "./types.js";
 
 /** A 404 from a job route, said the CLI way: names the job and where to find the list. */
 export async function forJob<T>(name: string, call: () => Promise<T>): Promise<T> {
@@ -34,4 +34,16 @@ export function jobOrTag(command: string, job: string | undefined, tag: string |
 /** `/api/jobs/<name>...` with the name encoded. */
 export function jobPath(name: string, rest = ""): string {
   return `/api/jobs/${encodeURIComponent(name)}${rest}`;
+}
+
+/**
+ * What the job is doing now, from its unfinished runs: running, else
+ * retrying, else pending; idle without any. A count when there are several
+ * (`running (2)`).
+ */
+export function jobState(j: { active_runs: ActiveRun[] }): "running" | "retrying" | "pending" | "idle" {
+  for (const s of ["RUNNING", "RETRYING", "PENDING"] as const) {
+    if (j.active_runs.some((r) => r.status === s)) return s.toLowerCase() as "running" | "retrying" | "pending";
+  }
+  return "idle";
 }

@@ -109,3 +109,9 @@ export function cell(text: string | null | undefined, max = 60): string {
   const one = text.replace(/\s+/g, " ").trim();
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
+
+/** `2027-03-14T03:00:00-04:00 EDT` (the API's local form) as `2027-03-14 03:00:00 EDT`. */
+export function zoneTime(local: string | null | undefined): string | null {
+  const m = local ? /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})\S* (.+)$/.exec(local) : null;
+  return m ? `${m[1]} ${m[2]} ${m[3]}` : null;
+}

@@ -7,14 +7,13 @@
 import type { Command } from "commander";
 import type { DaemonClient } from "../client/http.js";
 import { clientFor } from "../client/index.js";
-import { forJob, jobPath } from "../client/jobs.js";
-import { cell, localTime, styleFor, type Style } from "../client/present.js";
+import { forJob, jobPath, jobState } from "../client/jobs.js";
+import { cell, localTime, styleFor, zoneTime, type Style } from "../client/present.js";
 import type { JobDetail } from "../client/types.js";
 import type { CliContext } from "../context.js";
 import { printJson, printLine, UsageError } from "../output.js";
 import { configDriftWarning } from "./drift.js";
 import { runsTable } from "./history.js";
-import { jobState, zoneTime } from "./status.js";
 
 const DEFAULT_RUNS = 5;
 const MAX_RUNS = 500;

@@ -6,7 +6,8 @@
  */
 import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
-import { cell, localTime, statusText, styleFor, table, type Style } from "../client/present.js";
+import { jobState } from "../client/jobs.js";
+import { cell, localTime, statusText, styleFor, table, zoneTime, type Style } from "../client/present.js";
 import type { JobsAnswer, JobSummary } from "../client/types.js";
 import type { CliContext } from "../context.js";
 import { CliError, printJson, printLine } from "../output.js";
@@ -55,18 +56,6 @@ export function statusTable(jobs: JobSummary[], style: Style): string {
   return `${table(["JOB", "STATE", "PAUSED", "LAST RUN", "LAST RUN AT", "NEXT RUN", "TAGS"], rows, style)}\n${style.dim(summary)}`;
 }
 
-/**
- * What the job is doing now, from its unfinished runs: running, else
- * retrying, else pending; idle without any. A count when there are several
- * (`running (2)`).
- */
-export function jobState(j: Pick<JobSummary, "active_runs">): "running" | "retrying" | "pending" | "idle" {
-  for (const s of ["RUNNING", "RETRYING", "PENDING"] as const) {
-    if (j.active_runs.some((r) => r.status === s)) return s.toLowerCase() as "running" | "retrying" | "pending";
-  }
-  return "idle";
-}
-
 function state(j: JobSummary, style: Style): string {
   const s = jobState(j);
   if (s === "idle") return s;
@@ -81,10 +70,4 @@ function nextRun(j: JobSummary, style: Style): string {
   if (j.next_run) return zoneTime(j.next_run_local) ?? localTime(j.next_run);
   if (j.frequency.startsWith("after:")) return cell(`after ${j.frequency.slice("after:".length)}`, 40);
   return j.frequency === "manual" ? "manual" : "-";
-}
-
-/** `2027-03-14T03:00:00-04:00 EDT` (the API's local form) as `2027-03-14 03:00:00 EDT`. */
-export function zoneTime(local: string | null | undefined): string | null {
-  const m = local ? /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})\S* (.+)$/.exec(local) : null;
-  return m ? `${m[1]} ${m[2]} ${m[3]}` : null;
 }
