@@ -12,6 +12,7 @@ import {
   redactConfigText,
   secretValues,
   type RedactResult,
+  type SecretValue,
 } from "../config/index.js";
 import type { ConfigIssue, DaemonConfig, ProjectConfig } from "../config/types.js";
 
@@ -59,23 +60,27 @@ export class RedactedTexts {
 /**
  * Secret values written as `"***"` where the file on disk holds another
  * value at the same place: the text is (partly) a redacted copy, and saving
- * it would overwrite the secrets with the placeholder. One issue per value.
+ * it would overwrite the secrets with the placeholder. Commented-out secrets
+ * count too. One issue per value.
  */
 export function placeholdersOverSecrets(kind: ConfigFileKind, content: string, current: string | null, file: string): ConfigIssue[] {
   if (current === null) return [];
   const next = secretValues(kind, content);
   const now = secretValues(kind, current);
   if (!next.ok || !now.ok) return [];
-  const before = new Map(now.values.map((v) => [v.pointer, v.value]));
   const placeholder = MASK.slice(1, -1);
+  const keyOf = (v: SecretValue) => `${v.inComment ? "#" : ""}${v.pointer}`;
+  const held = new Set(now.values.filter((v) => v.value !== placeholder).map(keyOf));
+  const seen = new Set<string>();
+  const raw = `GET ${kind === "svc.yaml" ? "/api/config/source" : "/api/config/daemon"}?raw=1`;
   return next.values
-    .filter((v) => v.value === placeholder && before.has(v.pointer) && before.get(v.pointer) !== placeholder)
+    .filter((v) => v.value === placeholder && held.has(keyOf(v)) && !seen.has(keyOf(v)) && seen.add(keyOf(v)))
     .map((v) => ({
       file,
       line: v.line,
       column: v.column,
       path: v.pointer,
-      message: `"${placeholder}" is the redacted placeholder, not the secret value: saving it would replace the secret in ${file}. Edit the raw text (GET ${kind === "svc.yaml" ? "/api/config/source" : "/api/config/daemon"}?raw=1), or write the new value`,
+      message: `"${placeholder}" is the redacted placeholder, not the ${v.inComment ? "commented-out " : ""}secret value: saving it would replace the secret in ${file}. Edit the raw text (${raw}), or write the new value`,
     }));
 }
 

@@ -17,6 +17,7 @@ jobs:
   extract:
     command: echo hi
     env:
+      # OLD_PASSWORD: s3cret-commented-out
       DB_PASSWORD:
         s3cret-db-password
       NOTE: |
@@ -141,7 +142,13 @@ describe("POST /api/config/save and the *** placeholder", () => {
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe("invalid_config");
     expect(r.body.error.message).toContain('"***"');
-    expect(r.body.error.details.map((d: Json) => d.path).sort()).toEqual(["/integrations/chat/webhook_url", "/jobs/extract/env/DB_PASSWORD", "/jobs/extract/env/NOTE"]);
+    expect(r.body.error.details.map((d: Json) => d.path).sort()).toEqual([
+      "/integrations/chat/webhook_url",
+      "/jobs/extract/env/DB_PASSWORD",
+      "/jobs/extract/env/NOTE",
+      "/jobs/extract/env/OLD_PASSWORD",
+    ]);
+    expect(r.body.error.details.find((d: Json) => d.path.endsWith("OLD_PASSWORD")).message).toContain("commented-out");
     expect(r.body.error.details[0]).toMatchObject({ file: k.configPath, line: expect.any(Number), column: expect.any(Number) });
     expect(readFileSync(k.configPath, "utf8")).toBe(SVC);
 

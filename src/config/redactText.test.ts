@@ -334,6 +334,14 @@ describe("redactConfigText: text it cannot parse", () => {
 });
 
 describe("secretValues", () => {
+  it("lists commented-out secrets too, at the place they were commented out", () => {
+    const r = secretValues("svc.yaml", "jobs:\n  a:\n    command: echo\n    env:\n      # OLD: s3cret-old\n      K: v\n");
+    expect(r.ok && r.values).toEqual([
+      { pointer: "/jobs/a/env/K", value: "v", line: 6, column: 10 },
+      { pointer: "/jobs/a/env/OLD", value: "s3cret-old", line: 5, column: 14, inComment: true },
+    ]);
+  });
+
   it("lists each secret scalar with its JSON pointer, value and position", () => {
     const r = secretValues("svc.yaml", 'jobs:\n  a/b:\n    command: echo\n    env:\n      K: "***"\n      L: |\n        v\n');
     expect(r).toEqual({

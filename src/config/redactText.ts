@@ -36,6 +36,8 @@ export interface SecretValue {
   value: unknown;
   line: number;
   column: number;
+  /** A commented-out secret. */
+  inComment?: boolean;
 }
 
 export type RedactResult = { ok: true; text: string } | { ok: false; errors: TextIssue[] };
@@ -51,21 +53,22 @@ const VISITS_FLOOR = 20_000;
 export function redactConfigText(kind: ConfigKind, text: string): RedactResult {
   const a = analyse(kind, text);
   if (!a.ok) return a;
-  const edits = [...a.walk.edits, ...commentEdits(a.walk.entries, a.comments, secretMatcher(kind), a.lineCounter, text)];
-  return { ok: true, text: applyEdits(text, edits) };
+  return { ok: true, text: applyEdits(text, [...a.walk.edits, ...a.inComments.edits]) };
 }
 
-/** The secret scalars of a text, or its parse errors (for the save guard against `"***"` placeholders). */
+/**
+ * The secret values of a text, or its parse errors (for the save guard
+ * against `"***"` placeholders). A commented-out secret has the pointer of
+ * the place it was commented out at and `inComment`.
+ */
 export function secretValues(kind: ConfigKind, text: string): { ok: true; values: SecretValue[] } | { ok: false; errors: TextIssue[] } {
   const a = analyse(kind, text);
   if (!a.ok) return a;
-  return {
-    ok: true,
-    values: a.walk.secrets.map((s) => {
-      const lp = a.lineCounter.linePos(s.offset);
-      return { pointer: pointer(s.path), value: s.value, line: lp.line, column: lp.col };
-    }),
+  const value = (s: FoundSecret, inComment: boolean): SecretValue => {
+    const lp = a.lineCounter.linePos(s.offset);
+    return { pointer: pointer(s.path), value: s.value, line: lp.line, column: lp.col, ...(inComment ? { inComment } : {}) };
   };
+  return { ok: true, values: [...a.walk.secrets.map((s) => value(s, false)), ...a.inComments.secrets.map((s) => value(s, true))] };
 }
 
 // ---- parsing -----------------------------------------------------------------
@@ -76,7 +79,7 @@ interface CommentToken {
 }
 
 type Analysis =
-  | { ok: true; walk: Walk; comments: CommentToken[]; lineCounter: YamlLib.LineCounter }
+  | { ok: true; walk: Walk; inComments: Found; lineCounter: YamlLib.LineCounter }
   | { ok: false; errors: TextIssue[] };
 
 function analyse(kind: ConfigKind, text: string): Analysis {
@@ -106,7 +109,7 @@ function analyse(kind: ConfigKind, text: string): Analysis {
   }
   const comments: CommentToken[] = [];
   for (const t of tokens) collectComments(t, comments);
-  return { ok: true, walk, comments, lineCounter };
+  return { ok: true, walk, inComments: commentSecrets(walk.entries, comments, secretMatcher(kind), lineCounter, text), lineCounter };
 }
 
 function collectComments(t: unknown, out: CommentToken[]): void {
@@ -135,6 +138,18 @@ interface Edit {
   text: string;
 }
 
+interface FoundSecret {
+  path: string[];
+  value: unknown;
+  offset: number;
+}
+
+/** Secrets found and the edits that hide them. */
+interface Found {
+  edits: Edit[];
+  secrets: FoundSecret[];
+}
+
 /** A key or sequence item met in source order (not through an alias): the places a comment can sit in. */
 interface Entry {
   offset: number;
@@ -161,7 +176,7 @@ type YNode = YamlLib.Node;
 class Walk {
   readonly edits: Edit[] = [];
   readonly entries: Entry[] = [];
-  readonly secrets: { path: string[]; value: unknown; offset: number }[] = [];
+  readonly secrets: FoundSecret[] = [];
   private visits = 0;
   private limit = 0;
   /** Where the last alias was met: where an alias bomb is reported. */
@@ -367,8 +382,9 @@ interface Placed extends CommentToken {
  * A comment after a value belongs to that value's key. The same rules as
  * for values then pick the secrets, plus the secret key names anywhere.
  */
-function commentEdits(found: readonly Entry[], comments: readonly CommentToken[], matcher: SecretMatcher, lineCounter: YamlLib.LineCounter, text: string): Edit[] {
-  if (comments.length === 0) return [];
+function commentSecrets(found: readonly Entry[], comments: readonly CommentToken[], matcher: SecretMatcher, lineCounter: YamlLib.LineCounter, text: string): Found {
+  const out: Found = { edits: [], secrets: [] };
+  if (comments.length === 0) return out;
   const entries = [...found].sort((a, b) => a.offset - b.offset);
   const colOf = (offset: number) => lineCounter.linePos(offset).col;
   const placed: Placed[] = comments.map((c) => {
@@ -376,7 +392,10 @@ function commentEdits(found: readonly Entry[], comments: readonly CommentToken[]
     const lineStart = c.offset - (lp.col - 1);
     return { ...c, line: lp.line, col: lp.col, ownLine: text.slice(lineStart, c.offset).trim() === "" };
   });
-  const out: Edit[] = [];
+  const add = (f: Found) => {
+    out.edits.push(...f.edits);
+    out.secrets.push(...f.secrets);
+  };
   for (const group of groups(placed)) {
     const first = group[0]!;
     let contexts: string[][];
@@ -389,13 +408,13 @@ function commentEdits(found: readonly Entry[], comments: readonly CommentToken[]
       const owner = lastBefore(entries, first.offset);
       contexts = owner ? unique([owner.path, owner.path.slice(0, -1)]) : [[]];
     }
-    const edits = groupEdits(group, contexts, matcher);
-    if (edits !== null) {
-      out.push(...edits);
+    const found = groupSecrets(group, contexts, matcher);
+    if (found !== null) {
+      add(found);
       continue;
     }
     // Not YAML as a block: each line on its own.
-    for (const c of group) out.push(...(groupEdits([c], contexts, matcher) ?? looseEdits(c, contexts, matcher)));
+    for (const c of group) add(groupSecrets([c], contexts, matcher) ?? looseSecrets(c, contexts, matcher));
   }
   return out;
 }
@@ -413,14 +432,14 @@ function groups(placed: readonly Placed[]): Placed[][] {
 }
 
 /**
- * Edits hiding the secrets of a group read as one YAML text under each of
- * `contexts`; null when the text is not YAML. A value over several comment
- * lines is hidden on each of them.
+ * The secrets of a group read as one YAML text under each of `contexts`,
+ * and the edits hiding them; null when the text is not YAML. A value over
+ * several comment lines is hidden on each of them.
  */
-function groupEdits(group: readonly Placed[], contexts: readonly string[][], matcher: SecretMatcher): Edit[] | null {
+function groupSecrets(group: readonly Placed[], contexts: readonly string[][], matcher: SecretMatcher): Found | null {
   const bodies = group.map((c) => c.source.slice(1));
   const block = bodies.join("\n");
-  if (!block.includes(":") && !matcher.isSecretText(block) && !block.trimStart().startsWith("-")) return [];
+  if (!block.includes(":") && !matcher.isSecretText(block) && !block.trimStart().startsWith("-")) return { edits: [], secrets: [] };
   const Y = yaml();
   const doc = Y.parseDocument(block, { merge: true, uniqueKeys: false, prettyErrors: false });
   if (doc.errors.length > 0) return null;
@@ -431,7 +450,13 @@ function groupEdits(group: readonly Placed[], contexts: readonly string[][], mat
     starts.push(at);
     at += b.length + 1;
   }
-  const out: Edit[] = [];
+  /** Offset in the file of offset `o` of the block. */
+  const absolute = (o: number): number => {
+    let i = starts.length - 1;
+    while (i > 0 && starts[i]! > o) i--;
+    return group[i]!.offset + 1 + (o - starts[i]!);
+  };
+  const out: Found = { edits: [], secrets: [] };
   const seen = new Set<string>();
   for (const ctx of contexts) {
     const sub = new Walk(matcher, block, named, ctx);
@@ -440,8 +465,9 @@ function groupEdits(group: readonly Placed[], contexts: readonly string[][], mat
     } catch (e) {
       if (!(e instanceof TooManyAliases)) throw e;
       // An alias bomb in a comment: hide all of it.
-      return group.map((c) => ({ start: c.offset + 1, end: c.offset + c.source.length, text: ` ${MASK}` }));
+      return { edits: group.map((c) => ({ start: c.offset + 1, end: c.offset + c.source.length, text: ` ${MASK}` })), secrets: [] };
     }
+    for (const x of sub.secrets) out.secrets.push({ ...x, offset: absolute(x.offset) });
     for (const e of sub.edits) {
       let masked = !e.text.startsWith(MASK);
       for (let i = 0; i < bodies.length; i++) {
@@ -452,7 +478,7 @@ function groupEdits(group: readonly Placed[], contexts: readonly string[][], mat
         const key = `${start}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        out.push({ start, end: start + (to - from), text: masked ? "" : MASK });
+        out.edits.push({ start, end: start + (to - from), text: masked ? "" : MASK });
         masked = true;
       }
     }
@@ -461,16 +487,19 @@ function groupEdits(group: readonly Placed[], contexts: readonly string[][], mat
 }
 
 /** A comment that is not YAML but starts like `key: value`. */
-function looseEdits(c: Placed, contexts: readonly string[][], matcher: SecretMatcher): Edit[] {
+function looseSecrets(c: Placed, contexts: readonly string[][], matcher: SecretMatcher): Found {
   const body = c.source.slice(1);
   const bodyStart = c.offset + 1;
   const m = LOOSE_PAIR.exec(body);
-  if (!m) return matcher.isSecretText(body) ? [{ start: bodyStart, end: bodyStart + body.length, text: ` ${MASK}` }] : [];
+  if (!m) {
+    if (!matcher.isSecretText(body)) return { edits: [], secrets: [] };
+    return { edits: [{ start: bodyStart, end: bodyStart + body.length, text: ` ${MASK}` }], secrets: [{ path: [], value: body.trim(), offset: bodyStart }] };
+  }
   const key = m[2]!.trim();
   const secret = matcher.isSecretText(m[3]!) || matcher.secretNames.has(key) || contexts.some((ctx) => matcher.isSecret([...ctx, key], () => null));
-  if (!secret) return [];
+  if (!secret) return { edits: [], secrets: [] };
   const start = bodyStart + m[1]!.length;
-  return [{ start, end: start + m[3]!.length, text: MASK }];
+  return { edits: [{ start, end: start + m[3]!.length, text: MASK }], secrets: [{ path: [...(contexts[0] ?? []), key], value: m[3]!, offset: start }] };
 }
 
 /**
