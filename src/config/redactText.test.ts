@@ -215,6 +215,16 @@ describe("redactConfigText: comments", () => {
     expect(lines(out).slice(3, 9)).toEqual(["    # env:", '    #   OLD: "***"', '    #   MULTI: "***"', "    #", "    #", "    description: plain"]);
   });
 
+  it("a comment inside an anchored map is read at every place an alias or merge brings it to", () => {
+    const text = "common: &common\n  # FIRST: old-s3cret-0\n  KEY: s3cret-k # was: old-s3cret-1\n  # OLD: old-s3cret-2\n  note: plain\njobs:\n  a:\n    command: echo\n    env: {<<: *common}\n";
+    const out = check("svc.yaml", text, ["s3cret"]);
+    expect(lines(out).slice(1, 4)).toEqual(['  # FIRST: "***"', '  KEY: "***" # was: "***"', '  # OLD: "***"']);
+    // Reached at more than 64 places, every value of such a comment is hidden.
+    const many = ["base: &b", "  # note: plain-but-hidden", "  K: v", "jobs:"];
+    for (let i = 0; i < 70; i++) many.push(`  j${i}: {command: echo, env: *b}`);
+    expect(check("svc.yaml", `${many.join("\n")}\n`, [])).toContain('  # note: "***"');
+  });
+
   it("a comment holding ${env:} in svcd.yaml", () => {
     const out = check("svcd.yaml", "api:\n  # addr: ${env:OLD_ADDR}\n  addr: 127.0.0.1:0\n", ["${env:"]);
     expect(lines(out)[1]).toBe('  # addr: "***"');

@@ -109,7 +109,7 @@ function analyse(kind: ConfigKind, text: string): Analysis {
   }
   const comments: CommentToken[] = [];
   for (const t of tokens) collectComments(t, comments);
-  return { ok: true, walk, inComments: commentSecrets(walk.entries, comments, secretMatcher(kind), lineCounter, text), lineCounter };
+  return { ok: true, walk, inComments: commentSecrets(walk, comments, secretMatcher(kind), lineCounter, text), lineCounter };
 }
 
 function collectComments(t: unknown, out: CommentToken[]): void {
@@ -150,10 +150,12 @@ interface Found {
   secrets: FoundSecret[];
 }
 
-/** A key or sequence item met in source order (not through an alias): the places a comment can sit in. */
+/** A key or sequence item with its path (one per path when aliases reach it): the places a comment can sit in. */
 interface Entry {
   offset: number;
   path: string[];
+  /** The key's value (an alias resolved), whose places are the places of a comment under the key. */
+  value?: YNode;
 }
 
 class TooManyAliases extends Error {
@@ -169,14 +171,16 @@ type YNode = YamlLib.Node;
 
 /**
  * Visits every node with its path. `ancestors[d]` is the node at
- * `path.slice(0, d)`, for the `secret: true` sibling test. Options: `direct`
- * is false under an alias (entries are recorded only in source order);
- * `extraSecret` adds a test (comments: secret key names).
+ * `path.slice(0, d)`, for the `secret: true` sibling test. A node reached
+ * through aliases is visited once per path. `extraSecret` adds a test
+ * (comments: secret key names).
  */
 class Walk {
   readonly edits: Edit[] = [];
   readonly entries: Entry[] = [];
   readonly secrets: FoundSecret[] = [];
+  /** Every path each map and sequence is reached at (more than one through aliases and merges). */
+  readonly places = new Map<YNode, string[][]>();
   private visits = 0;
   private limit = 0;
   /** Where the last alias was met: where an alias bomb is reported. */
@@ -200,10 +204,10 @@ class Walk {
     this.visits = 0;
     this.limit = VISITS_PER_NODE * index.nodes + VISITS_FLOOR;
     const top = d.contents as YNode | null;
-    if (top) this.visit(top, [...this.root], [top], false, true);
+    if (top) this.visit(top, [...this.root], [top], false);
   }
 
-  private visit(node: unknown, path: string[], ancestors: unknown[], inherited: boolean, direct: boolean): void {
+  private visit(node: unknown, path: string[], ancestors: unknown[], inherited: boolean): void {
     const Y = this.Y;
     if (++this.visits > this.limit) throw new TooManyAliases(this.lastAlias, this.limit);
     const secret = inherited || this.isSecret(path, ancestors);
@@ -212,7 +216,7 @@ class Walk {
       const target = this.resolve(node);
       if (target === undefined) return;
       if (secret && Y.isScalar(target) && node.range) this.mask(node.range[0], node.range[1], path, target.value, false);
-      this.visit(target, path, [...ancestors.slice(0, -1), target], inherited, false);
+      this.visit(target, path, [...ancestors.slice(0, -1), target], inherited);
       return;
     }
     if (Y.isScalar(node)) {
@@ -224,43 +228,55 @@ class Walk {
       return;
     }
     if (Y.isMap(node)) {
-      for (const pair of node.items) this.pair(pair, path, ancestors, secret, direct);
+      this.place(node, path);
+      for (const pair of node.items) this.pair(pair, path, ancestors, secret);
       return;
     }
     if (Y.isSeq(node)) {
+      this.place(node, path);
       node.items.forEach((item, i) => {
         const p = [...path, String(i)];
-        if (direct && Y.isNode(item) && item.range) this.entries.push({ offset: item.range[0], path: p });
-        this.visit(item, p, [...ancestors, item], secret, direct);
+        if (Y.isNode(item) && item.range) this.entries.push({ offset: item.range[0], path: p });
+        this.visit(item, p, [...ancestors, item], secret);
       });
     }
   }
 
-  private pair(pair: YamlLib.Pair, path: string[], ancestors: unknown[], secret: boolean, direct: boolean): void {
+  private pair(pair: YamlLib.Pair, path: string[], ancestors: unknown[], secret: boolean): void {
     const Y = this.Y;
     const key = pair.key;
     if (isMergeKey(Y, key)) {
       // `<<: *base` / `<<: [*a, *b]` / `<<: {..}`: the merged pairs sit at this map's path.
-      this.merged(pair.value, path, ancestors, secret, direct);
+      this.merged(pair.value, path, ancestors, secret);
       return;
     }
     const name = keyText(Y, Y.isAlias(key) ? this.resolve(key) : key);
     const p = [...path, name];
-    if (direct && Y.isNode(key) && key.range) this.entries.push({ offset: key.range[0], path: p });
-    if (pair.value !== null && pair.value !== undefined) this.visit(pair.value, p, [...ancestors, pair.value], secret, direct);
+    if (Y.isNode(key) && key.range) {
+      const value = Y.isAlias(pair.value) ? this.resolve(pair.value) : Y.isNode(pair.value) ? pair.value : undefined;
+      this.entries.push({ offset: key.range[0], path: p, ...(value ? { value } : {}) });
+    }
+    if (pair.value !== null && pair.value !== undefined) this.visit(pair.value, p, [...ancestors, pair.value], secret);
   }
 
-  private merged(value: unknown, path: string[], ancestors: unknown[], secret: boolean, direct: boolean): void {
+  private merged(value: unknown, path: string[], ancestors: unknown[], secret: boolean): void {
     const Y = this.Y;
     if (++this.visits > this.limit) throw new TooManyAliases(this.lastAlias, this.limit);
     if (Y.isAlias(value)) {
       this.lastAlias = value.range?.[0] ?? this.lastAlias;
-      this.merged(this.resolve(value), path, ancestors, secret, false);
+      this.merged(this.resolve(value), path, ancestors, secret);
     } else if (Y.isMap(value)) {
-      for (const pair of value.items) this.pair(pair, path, ancestors, secret, direct);
+      this.place(value, path);
+      for (const pair of value.items) this.pair(pair, path, ancestors, secret);
     } else if (Y.isSeq(value)) {
-      for (const item of value.items) this.merged(item, path, ancestors, secret, direct);
+      for (const item of value.items) this.merged(item, path, ancestors, secret);
     }
+  }
+
+  private place(node: YNode, path: string[]): void {
+    const list = this.places.get(node);
+    if (list) list.push(path);
+    else this.places.set(node, [path]);
   }
 
   /**
@@ -366,6 +382,9 @@ function pointer(path: readonly string[]): string {
 /** `key: value` at the start of a comment's text, when YAML cannot read the text. */
 const LOOSE_PAIR = /^(\s*(?:-\s+)*["']?([^"'\s:#{}[\],][^"':#{}[\]]*?)["']?\s*:[ \t]+)(\S.*?)\s*$/;
 
+/** A comment that many places reach (through aliases) is not read at each: all its values are hidden. */
+const MAX_COMMENT_PLACES = 64;
+
 interface Placed extends CommentToken {
   line: number;
   /** 1-based column of the `#`. */
@@ -382,7 +401,8 @@ interface Placed extends CommentToken {
  * A comment after a value belongs to that value's key. The same rules as
  * for values then pick the secrets, plus the secret key names anywhere.
  */
-function commentSecrets(found: readonly Entry[], comments: readonly CommentToken[], matcher: SecretMatcher, lineCounter: YamlLib.LineCounter, text: string): Found {
+function commentSecrets(walk: Walk, comments: readonly CommentToken[], matcher: SecretMatcher, lineCounter: YamlLib.LineCounter, text: string): Found {
+  const { entries: found, places } = walk;
   const out: Found = { edits: [], secrets: [] };
   if (comments.length === 0) return out;
   const entries = [...found].sort((a, b) => a.offset - b.offset);
@@ -403,10 +423,10 @@ function commentSecrets(found: readonly Entry[], comments: readonly CommentToken
       const leads = group.map((c) => c.source.slice(1)).filter((b) => b.trim() !== "").map((b) => b.length - b.trimStart().length);
       const keyCol = first.col + 1 + (leads.length > 0 ? Math.min(...leads) : 0);
       const cols = first.col > 1 ? [first.col, keyCol] : [keyCol, keyCol - 1, keyCol - 2];
-      contexts = unique(cols.map((col) => contextAt(entries, first.offset, col, colOf)));
+      contexts = unique(cols.flatMap((col) => contextsAt(entries, first.offset, col, colOf, places)));
     } else {
-      const owner = lastBefore(entries, first.offset);
-      contexts = owner ? unique([owner.path, owner.path.slice(0, -1)]) : [[]];
+      const i = indexBefore(entries, first.offset) - 1;
+      contexts = i < 0 ? [[]] : unique(samePlace(entries, i).flatMap((e) => [...childPlaces(e, places), e.path.slice(0, -1)]));
     }
     const found = groupSecrets(group, contexts, matcher);
     if (found !== null) {
@@ -443,7 +463,10 @@ function groupSecrets(group: readonly Placed[], contexts: readonly string[][], m
   const Y = yaml();
   const doc = Y.parseDocument(block, { merge: true, uniqueKeys: false, prettyErrors: false });
   if (doc.errors.length > 0) return null;
-  const named = (path: readonly string[]) => path.length > 0 && matcher.secretNames.has(path[path.length - 1]!);
+  // A comment inside a map that aliases bring to very many places (a base job merged into every job):
+  // rather than read it at each, hide every value in it.
+  const many = contexts.length > MAX_COMMENT_PLACES;
+  const named = (path: readonly string[]) => many || (path.length > 0 && matcher.secretNames.has(path[path.length - 1]!));
   const starts: number[] = [];
   let at = 0;
   for (const b of bodies) {
@@ -458,7 +481,7 @@ function groupSecrets(group: readonly Placed[], contexts: readonly string[][], m
   };
   const out: Found = { edits: [], secrets: [] };
   const seen = new Set<string>();
-  for (const ctx of contexts) {
+  for (const ctx of many ? [[]] : contexts) {
     const sub = new Walk(matcher, block, named, ctx);
     try {
       sub.document(doc);
@@ -507,18 +530,28 @@ function looseSecrets(c: Placed, contexts: readonly string[][], matcher: SecretM
  * nearest earlier key at that column is a sibling (their map), one further
  * left is its parent.
  */
-function contextAt(entries: readonly Entry[], offset: number, col: number, colOf: (o: number) => number): string[] {
+function contextsAt(entries: readonly Entry[], offset: number, col: number, colOf: (o: number) => number, places: ReadonlyMap<YNode, string[][]>): string[][] {
   for (let i = indexBefore(entries, offset) - 1; i >= 0; i--) {
-    const e = entries[i]!;
-    const c = colOf(e.offset);
+    const c = colOf(entries[i]!.offset);
     if (c > col) continue;
-    return c === col ? e.path.slice(0, -1) : e.path;
+    return samePlace(entries, i).flatMap((e) => (c === col ? [e.path.slice(0, -1)] : childPlaces(e, places)));
   }
-  return [];
+  return [[]];
 }
 
-function lastBefore(entries: readonly Entry[], offset: number): Entry | undefined {
-  return entries[indexBefore(entries, offset) - 1];
+/** Where what is written under a key sits: its own path, and every other path its value is reached at. */
+function childPlaces(e: Entry, places: ReadonlyMap<YNode, string[][]>): string[][] {
+  return [e.path, ...((e.value && places.get(e.value)) ?? [])];
+}
+
+/** Every entry at the place of `entries[i]` (one per path that reaches it). */
+function samePlace(entries: readonly Entry[], i: number): Entry[] {
+  const at = entries[i]!.offset;
+  let from = i;
+  while (from > 0 && entries[from - 1]!.offset === at) from--;
+  let to = i;
+  while (to + 1 < entries.length && entries[to + 1]!.offset === at) to++;
+  return entries.slice(from, to + 1);
 }
 
 /** The number of entries that start before `offset` (entries are sorted). */

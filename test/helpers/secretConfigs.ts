@@ -147,7 +147,22 @@ function render(shape: Shape, opts: GenerateOptions): GeneratedConfig {
   for (const doc of [svcDoc, svcdDoc]) restyle(doc, rnd, pick, secret, loadable !== undefined);
   if (svcd.auth && rnd() < 0.5) commentOut(svcdDoc, ["auth", "bearer"], "token", secret(true), pick);
   const width = pick([0, 24, 40, 80]);
-  const text = (d: Y.Document) => d.toString({ lineWidth: width, minContentWidth: 8 });
+  const text = (d: Y.Document) => {
+    const write = () => d.toString({ lineWidth: width, minContentWidth: 8 });
+    const readable = (t: string) => Y.parseAllDocuments(t).every((x) => x.errors.length === 0);
+    let t = write();
+    if (readable(t)) return t;
+    // The yaml package writes a few forms it cannot read back (some comments inside flow
+    // collections, a plain multi-line value with a line ending in ":"): such a config is written
+    // with block collections, then with the library's own choice of scalar styles.
+    Y.visit(d, { Map: (_k, m) => void (m.flow = false), Seq: (_k, q) => void (q.flow = false) });
+    t = write();
+    if (readable(t)) return t;
+    Y.visit(d, { Scalar: (_k, sc) => void (sc.type = undefined) });
+    t = write();
+    if (readable(t)) return t;
+    throw new Error(`the generator wrote YAML it cannot read:\n${t}`);
+  };
   return {
     svc: text(svcDoc),
     svcd: text(svcdDoc),
@@ -192,6 +207,21 @@ function restyle(doc: Y.Document, rnd: () => number, pick: <T>(xs: readonly T[])
   // First the structure: a map alias (one job's env reused by another) or a merge key (a job made
   // from another); then the scalars still in the document get their forms and aliases.
   const jobs = doc.get("jobs");
+  // Values kept at a place that is not secret, merged into a job's env (`env: {<<: *common}`):
+  // secret only through the merge. Not for a daemon (an unknown top-level key is an error there).
+  const root = doc.contents;
+  const firstJob = Y.isMap(jobs) ? jobs.items[0]?.value : undefined;
+  if (!loadable && Y.isMap(root) && Y.isMap(firstJob) && rnd() < 0.4) {
+    const common = new Y.YAMLMap();
+    const key = new Y.Scalar("SHARED_KEY");
+    if (rnd() < 0.5) key.commentBefore = ` OLD_SHARED: ${secret(true)}`;
+    common.items.push(new Y.Pair(key, new Y.Scalar(secret())));
+    common.anchor = "common";
+    root.items.unshift(new Y.Pair(new Y.Scalar("common_env"), common));
+    const env = new Y.YAMLMap();
+    env.items.push(new Y.Pair(new Y.Scalar("<<"), doc.createAlias(common, "common")));
+    firstJob.set("env", env);
+  }
   if (Y.isMap(jobs) && jobs.items.length >= 2) {
     const first = jobs.items[0]!.value;
     const last = jobs.items[jobs.items.length - 1]!;
