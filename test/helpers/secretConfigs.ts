@@ -93,7 +93,8 @@ function render(shape: Shape, opts: GenerateOptions): GeneratedConfig {
     let v = rnd() < 0.2 && !oneWord ? pick([" ", "\n", "- ", "#", "'"]) : "";
     for (let w = 0; w < words; w++) {
       if (w > 0) v += shape.pieces[piece++ % shape.pieces.length]!.replace(noEnvRef ? "${env:NOPE}" : "\u0000", "");
-      v += `${MARK}${id}w${w}${oneWord ? "" : (shape.pieces[piece++ % shape.pieces.length] ?? "").replace(/\s/g, "")}`;
+      const tail = oneWord ? "" : shape.pieces[piece++ % shape.pieces.length]!.replace(/\s/g, "").replace(noEnvRef ? "${env:NOPE}" : "\u0000", "");
+      v += `${MARK}${id}w${w}${tail}`;
     }
     if (!oneWord && rnd() < 0.2) v += pick([" ", "\n", ":", " #"]);
     secrets.push(v);
@@ -254,7 +255,8 @@ function restyle(doc: Y.Document, rnd: () => number, pick: <T>(xs: readonly T[])
     Pair(_k, pair, path) {
       const parent = path[path.length - 1];
       if (!Y.isMap(parent) || !Y.isScalar(pair.key)) return;
-      if (rnd() < 0.15) pair.key.type = pick([Y.Scalar.QUOTE_DOUBLE, Y.Scalar.QUOTE_SINGLE]);
+      // (A quoted `<<` is an ordinary key, not a merge.)
+      if (rnd() < 0.15 && pair.key.value !== "<<") pair.key.type = pick([Y.Scalar.QUOTE_DOUBLE, Y.Scalar.QUOTE_SINGLE]);
       if (pair.key.value === "env" && Y.isMap(pair.value)) envMaps.push(pair.value);
       if (Y.isScalar(pair.value) && typeof pair.value.value === "string") {
         const leaf = { order: order++, pair: pair as Y.Pair<Y.Scalar, Y.Scalar> };
@@ -276,8 +278,10 @@ function restyle(doc: Y.Document, rnd: () => number, pick: <T>(xs: readonly T[])
   }
   // A secret-to-secret scalar alias: the last secret value becomes the first (an alias follows its anchor).
   const used = new Set<Leaf>();
-  if (secretLeaves.length >= 2 && rnd() < 0.5) {
-    const [a, b] = [secretLeaves[0]!, secretLeaves[secretLeaves.length - 1]!];
+  // For a daemon, only between variables: a token or a hash must stay loadable.
+  const aliasable = loadable ? secretLeaves.filter((l) => /_VAR_/.test(String(l.pair.key?.value))) : secretLeaves;
+  if (aliasable.length >= 2 && rnd() < 0.5) {
+    const [a, b] = [aliasable[0]!, aliasable[aliasable.length - 1]!];
     a.pair.value!.anchor = "shared";
     b.pair.value = doc.createAlias(a.pair.value!, "shared") as unknown as Y.Scalar;
     used.add(a).add(b);

@@ -36,7 +36,7 @@ function problem(kind: "svc.yaml" | "svcd.yaml", text: string, expected: unknown
 }
 
 describe("redaction property", () => {
-  it(`${RUNS} random configs in random YAML forms: no secret left, lines kept, the rest unchanged (seed ${SEED})`, () => {
+  it(`${RUNS} random configs in random YAML forms: no secret left, lines kept, the rest unchanged (seed ${SEED})`, { timeout: 60_000 + RUNS * 200 }, () => {
     process.stdout.write(`[secrets] redaction property: seed=${SEED} runs=${RUNS} (replay: SVC_SECRETS_SEED=${SEED})\n`);
     fc.assert(
       fc.property(configArb(), (c) => {
