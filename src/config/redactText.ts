@@ -97,14 +97,12 @@ function analyse(kind: ConfigKind, text: string): Analysis {
   }
   if (errors.length > 0) return { ok: false, errors };
   const walk = new Walk(secretMatcher(kind), text);
-  try {
-    for (const d of docs) walk.document(d);
-  } catch (e) {
-    if (!(e instanceof TooManyAliases)) throw e;
-    const lp = lineCounter.linePos(e.offset);
+  for (const d of docs) walk.document(d);
+  if (walk.bomb !== null) {
+    const lp = lineCounter.linePos(walk.bomb.offset);
     return {
       ok: false,
-      errors: [{ line: lp.line, column: lp.col, message: `YAML: the aliases expand to more than ${e.limit} nodes (an alias bomb?); write the values out instead` }],
+      errors: [{ line: lp.line, column: lp.col, message: `YAML: the aliases expand to more than ${walk.bomb.limit} nodes (an alias bomb?); write the values out instead` }],
     };
   }
   const comments: CommentToken[] = [];
@@ -158,15 +156,6 @@ interface Entry {
   value?: YNode;
 }
 
-class TooManyAliases extends Error {
-  constructor(
-    readonly offset: number,
-    readonly limit: number,
-  ) {
-    super("too many aliases");
-  }
-}
-
 type YNode = YamlLib.Node;
 
 /**
@@ -185,6 +174,8 @@ class Walk {
   private limit = 0;
   /** Where the last alias was met: where an alias bomb is reported. */
   private lastAlias = 0;
+  /** Set when the visits passed the limit (the walk then stops): where, and the limit. */
+  bomb: { offset: number; limit: number } | null = null;
   private doc: YamlLib.Document | null = null;
   private anchors = new Map<string, YNode[]>();
   private readonly Y = yaml();
@@ -209,7 +200,7 @@ class Walk {
 
   private visit(node: unknown, path: string[], ancestors: unknown[], inherited: boolean): void {
     const Y = this.Y;
-    if (++this.visits > this.limit) throw new TooManyAliases(this.lastAlias, this.limit);
+    if (this.exceeded()) return;
     const secret = inherited || this.isSecret(path, ancestors);
     if (Y.isAlias(node)) {
       this.lastAlias = node.range?.[0] ?? this.lastAlias;
@@ -261,7 +252,7 @@ class Walk {
 
   private merged(value: unknown, path: string[], ancestors: unknown[], secret: boolean): void {
     const Y = this.Y;
-    if (++this.visits > this.limit) throw new TooManyAliases(this.lastAlias, this.limit);
+    if (this.exceeded()) return;
     if (Y.isAlias(value)) {
       this.lastAlias = value.range?.[0] ?? this.lastAlias;
       this.merged(this.resolve(value), path, ancestors, secret);
@@ -271,6 +262,12 @@ class Walk {
     } else if (Y.isSeq(value)) {
       for (const item of value.items) this.merged(item, path, ancestors, secret);
     }
+  }
+
+  /** Counts a visit; true once the walk is over its limit. */
+  private exceeded(): boolean {
+    if (this.bomb === null && ++this.visits > this.limit) this.bomb = { offset: this.lastAlias, limit: this.limit };
+    return this.bomb !== null;
   }
 
   private place(node: YNode, path: string[]): void {
@@ -483,10 +480,8 @@ function groupSecrets(group: readonly Placed[], contexts: readonly string[][], m
   const seen = new Set<string>();
   for (const ctx of many ? [[]] : contexts) {
     const sub = new Walk(matcher, block, named, ctx);
-    try {
-      sub.document(doc);
-    } catch (e) {
-      if (!(e instanceof TooManyAliases)) throw e;
+    sub.document(doc);
+    if (sub.bomb !== null) {
       // An alias bomb in a comment: hide all of it.
       return { edits: group.map((c) => ({ start: c.offset + 1, end: c.offset + c.source.length, text: ` ${MASK}` })), secrets: [] };
     }
