@@ -124,7 +124,10 @@ describe("opening the database", () => {
 
 /**
  * Root ignores directory permissions, so as root the open runs in a child
- * process as nobody; otherwise in this process.
+ * process that drops to nobody; otherwise in this process. The child loads
+ * every module (tsx, the store, SQLite's addon) while still root and only then
+ * calls setuid: the test passes wherever the checkout lives, even in a
+ * directory nobody cannot enter (a clone in /root or in `mktemp -d`).
  */
 describe("a read-only directory", () => {
   const root = process.getuid?.() === 0;
@@ -140,13 +143,15 @@ describe("a read-only directory", () => {
       }
     }
     const script = `
+      import Database from "better-sqlite3";
       import { open } from ${JSON.stringify(path.resolve("src/store/testkit.ts"))};
       import { StoreOpenError } from ${JSON.stringify(path.resolve("src/store/errors.ts"))};
+      new Database(":memory:").close(); // loads the native addon from the checkout while still root
+      process.setgid(${NOBODY});
+      process.setuid(${NOBODY});
       try { open(process.argv[1]).close(); console.log("opened"); }
       catch (e) { console.log(e instanceof StoreOpenError ? e.message : "unexpected: " + e); }`;
     const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, file], {
-      uid: NOBODY,
-      gid: NOBODY,
       encoding: "utf8",
       env: { ...process.env, HOME: "/tmp" },
     });
