@@ -2,15 +2,17 @@
  * A fast parser for the block-style YAML subset that config files are written
  * in, recording key positions on request.
  *
- * Why: the `yaml` package needs 1.5 s and more for a 10,000-job file here and
- * ~0.2 s for 1,000 jobs, which alone breaks the 300 ms budget of `svc validate`.
- * This parser does the common shapes (block maps and sequences, compact
- * `- key: v` items, plain/quoted scalars, one-line flow collections, `|` and
- * `>` block scalars) an order of magnitude faster.
+ * Why: the `yaml` package alone takes most of the 300 ms budget of
+ * `svc validate` at 1,000 jobs; this parser does the common shapes (block maps
+ * and sequences, compact `- key: v` items, plain/quoted scalars, one-line flow
+ * collections, `|` and `>` block scalars) one to two orders of magnitude
+ * faster. Figures, and why not js-yaml: src/config/README.md and
+ * docs/PERFORMANCE.md ("Config loading and `svc validate`").
  *
  * Invariant: it either returns exactly what `yaml.parse(text, {merge: true})`
  * returns (YAML 1.2 core schema), or it returns null and the caller falls
- * back to the `yaml` package, which also reports errors. Anything unusual
+ * back to the `yaml` package, which also reports errors. package.json pins
+ * `yaml` to the exact version this is proven against. Anything unusual
  * (anchors, tags, multi-line plain or quoted scalars, tabs, duplicate keys,
  * document markers other than a leading `---`, non-string keys, ...) bails. fastYaml.test.ts checks the
  * invariant against `yaml` with generated documents.
