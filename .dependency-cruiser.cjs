@@ -49,10 +49,12 @@ module.exports = {
     },
     {
       name: "api-cli-no-engine-internals",
-      comment: "api/ and cli/ use the engine's public face (engine.ts, its errors and events), not its context or dispatcher.",
+      comment:
+        "api/ and cli/ use the engine's public face (engine.ts, its errors, events and pure helpers such as gate.ts), " +
+        "never the machinery that changes state: its context, queue, recorder, effects, attempts or recovery.",
       severity: "error",
       from: { path: "^src/(api|cli)/", pathNot: TEST },
-      to: { path: "^src/engine/", pathNot: "^src/engine/(engine|errors|events|scheduler)\\.ts$" },
+      to: { path: "^src/engine/(context|dispatcher|recorder|apply|facts|attempt|prepare|recovery)\\.ts$" },
     },
     {
       name: "config-not-notify",

@@ -1,6 +1,6 @@
 import type { ProjectConfig } from "../config/types.js";
 import { gateBlockers, type GateBlocker } from "../engine/gate.js";
-import type { Store } from "../store/api.js";
+import type { ReadStore } from "../store/api.js";
 import type { RunRecord } from "../store/types.js";
 
 /**
@@ -19,7 +19,7 @@ export interface CycleView {
   waiting: { run_id: number; job: string; blocked_by: { job: string; kind: GateBlocker["kind"]; text: string }[] }[];
 }
 
-export function cycleView(project: ProjectConfig, store: Store, cycleId: string): CycleView | null {
+export function cycleView(project: ProjectConfig, store: ReadStore, cycleId: string): CycleView | null {
   const runs = store.runs.inCycle(cycleId);
   if (runs.length === 0) return null;
   const waiting: CycleView["waiting"] = [];

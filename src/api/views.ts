@@ -38,7 +38,7 @@ export interface JobSummary {
 }
 
 /** Every unfinished run, by job, oldest first (one query for all jobs). */
-export function activeRunsByJob(store: Store): Map<string, ActiveRun[]> {
+export function activeRunsByJob(store: ReadStore): Map<string, ActiveRun[]> {
   const byJob = new Map<string, ActiveRun[]>();
   for (const r of store.runs.byStatus(["PENDING", "RUNNING", "RETRYING"])) {
     let list = byJob.get(r.job_name);
@@ -49,7 +49,7 @@ export function activeRunsByJob(store: Store): Map<string, ActiveRun[]> {
 }
 
 /** One job's unfinished runs, oldest first. */
-export function activeRunsOf(store: Store, job: string): ActiveRun[] {
+export function activeRunsOf(store: ReadStore, job: string): ActiveRun[] {
   return activeRunsByJob(store).get(job) ?? [];
 }
 
