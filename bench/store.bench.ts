@@ -21,6 +21,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { openStore } from "../src/store/index.js";
 import type { RunQuery, Store } from "../src/store/index.js";
+import { fillRuns } from "./helpers/fillRuns.js";
 import { median, pct, quick, round, sleep } from "./helpers/stats.js";
 import type { BenchResult, BenchSection } from "./types.js";
 
@@ -194,54 +195,6 @@ async function burst(dir: string): Promise<BenchResult[]> {
   return results;
 }
 
-/**
- * RUNS runs written straight into the store's schema with SQL (through
- * runs.create and transitions they take minutes; that rate is measured on
- * its own). 200 jobs, a year of history; per job 80 % SUCCESS, 10 % FAILED,
- * 10 % SKIPPED, 2 % manual with a reason; 1 % SLA breaches; a third tagged
- * `nightly`. Secondary indexes are dropped for the load and built again.
- */
-function fillRuns(file: string): void {
-  const db = new Database(file);
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.pragma("cache_size = -65536");
-  const indexes = db
-    .prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('job_runs', 'run_tags')")
-    .all() as { name: string; sql: string }[];
-  for (const ix of indexes) db.exec(`DROP INDEX ${ix.name}`);
-  const start = Date.parse("2025-11-21T00:00:00.000Z");
-  const step = (365 * 86_400_000) / RUNS;
-  const insert = db.prepare(
-    `WITH RECURSIVE n (i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?),
-     r AS (SELECT i, ? + i * ? AS t,
-             CASE (i / ${JOBS}) % 10 WHEN 8 THEN 'FAILED' WHEN 9 THEN 'SKIPPED' ELSE 'SUCCESS' END AS st,
-             (i / ${JOBS}) % 50 = 0 AS manual,
-             1000 + (i * 7919) % 600000 AS dur FROM n)
-     INSERT INTO job_runs (job_name, status, attempt, "trigger", triggered_by, reason, cycle_id, tags, created_at,
-                           started_at, finished_at, exit_code, sla_breached, duration_ms)
-     SELECT 'job-' || (i % ${JOBS}), st, 1,
-            CASE WHEN manual THEN 'manual' ELSE 'schedule' END,
-            CASE WHEN manual THEN 'cli' ELSE 'scheduler' END,
-            CASE WHEN manual THEN 'backfill after incident ' || (i % 97) END,
-            'cycle-' || (i / 4),
-            CASE WHEN i % 3 = 0 THEN '["etl","nightly"]' ELSE '["etl"]' END,
-            strftime('%Y-%m-%dT%H:%M:%fZ', t / 1000.0, 'unixepoch'),
-            CASE WHEN st <> 'SKIPPED' THEN strftime('%Y-%m-%dT%H:%M:%fZ', (t + 1000) / 1000.0, 'unixepoch') END,
-            strftime('%Y-%m-%dT%H:%M:%fZ', (t + 1000 + CASE WHEN st = 'SKIPPED' THEN 0 ELSE dur END) / 1000.0, 'unixepoch'),
-            CASE st WHEN 'SUCCESS' THEN 0 WHEN 'FAILED' THEN 1 END,
-            CASE WHEN i % 101 = 0 THEN 1 ELSE 0 END,
-            CASE WHEN st <> 'SKIPPED' THEN dur END
-     FROM r`,
-  );
-  const chunk = db.transaction((from: number, to: number) => insert.run(from, to, start, step));
-  for (let i = 0; i < RUNS; i += 100_000) chunk(i, Math.min(RUNS, i + 100_000));
-  db.exec(`INSERT INTO run_tags (tag, run_id) SELECT 'etl', id FROM job_runs;
-           INSERT INTO run_tags (tag, run_id) SELECT 'nightly', id FROM job_runs WHERE (id - 1) % 3 = 0;`);
-  for (const ix of indexes) db.exec(ix.sql);
-  db.close();
-}
-
 /** runs.create + RUNNING + SUCCESS through the API, one IMMEDIATE transaction per call as the engine does it. */
 function apiRunRate(dir: string): number {
   const store = open(path.join(dir, "api-runs.db"));
@@ -276,7 +229,7 @@ function queries(dir: string): BenchResult[] {
   const file = path.join(dir, "runs.db");
   open(file).close(); // the schema
   const t0 = performance.now();
-  fillRuns(file);
+  fillRuns(file, RUNS, JOBS);
   const fillMs = performance.now() - t0;
   open(file).close(); // a clean close checkpoints the WAL into the file
   const sizeMb = fs.statSync(file).size / 1024 / 1024;
