@@ -72,7 +72,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   });
   const dispatchDelay = new Histogram({
     name: "svc_dispatch_delay_seconds",
-    help: "Start of a scheduled run minus its scheduled instant (first attempt; catch-up runs excluded).",
+    help: "Start of a scheduled run minus its scheduled instant (first attempt; catch-up and backfill runs excluded).",
     buckets: DISPATCH_DELAY_BUCKETS,
     registers: [registry],
   });
@@ -189,8 +189,9 @@ export function createMetrics(deps: MetricsDeps): Metrics {
 
   function observeDispatch(run: RunRecord): void {
     if (run.trigger !== "schedule" || run.triggered_by === "catchup" || run.attempt !== 1) return;
-    if (run.scheduled_for === null || run.started_at === null) return;
-    const delay = (Date.parse(run.started_at) - Date.parse(run.scheduled_for)) / 1000;
+    const slot = run.scheduled_at ?? run.scheduled_for;
+    if (slot === null || run.started_at === null) return;
+    const delay = (Date.parse(run.started_at) - Date.parse(slot)) / 1000;
     if (Number.isFinite(delay)) dispatchDelay.observe(Math.max(0, delay));
   }
 
