@@ -1,7 +1,7 @@
 /**
  * A newcomer's first minutes, from the package as npm would serve it:
- * `npm pack` of this checkout (prepare builds it, prepack adds the
- * shrinkwrap), `npm install -g --prefix <temp>` of the tarball (which
+ * `npm pack` of this checkout (prepare builds it), `npm install -g
+ * --prefix <temp>` of the tarball (which
  * compiles better-sqlite3 and svc's posix_spawn binding from source, as on a
  * user's machine), then `svc validate`, `svc start`, `svc run --wait` and
  * `svc stop` in a fresh project directory, every command from the installed
@@ -65,19 +65,18 @@ describe("a newcomer installs the packed package and runs a project", () => {
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it("npm pack makes a tarball with the build and the shrinkwrap, and leaves the checkout clean", async () => {
+  it("npm pack makes a tarball with the build, the launchers, the native sources and the schemas", async () => {
     const r = await run("npm", ["pack", "--pack-destination", tmp], { cwd: ROOT, env: { ...process.env }, timeoutMs: 10 * 60_000 });
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
     const name = readdirSync(tmp).find((f) => f.endsWith(".tgz"));
     expect(name).toBeDefined();
     tarball = join(tmp, name!);
     const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n");
-    for (const f of ["package/npm-shrinkwrap.json", "package/bin/svc.js", "package/bin/svcd", "package/dist/bundle/svcd.mjs", "package/dist/cli/main.js", "package/binding.gyp", "package/scripts/build-native.mjs", "package/schemas/svc.schema.json"]) {
+    for (const f of ["package/bin/svc.js", "package/bin/svcd", "package/dist/bundle/svcd.mjs", "package/dist/cli/main.js", "package/binding.gyp", "package/scripts/build-native.mjs", "package/schemas/svc.schema.json"]) {
       expect(files, f).toContain(f);
     }
     expect(files.some((f) => f.startsWith("package/dist/web/"))).toBe(true); // the dashboard
     expect(files.some((f) => f.includes(".test."))).toBe(false);
-    expect(existsSync(join(ROOT, "npm-shrinkwrap.json"))).toBe(false); // postpack removed it
   }, 10 * 60_000);
 
   it("npm install -g of the tarball builds the native modules, with dependencies that run on this Node", async () => {
@@ -87,7 +86,7 @@ describe("a newcomer installs the packed package and runs a project", () => {
     installLog = await run("npm", ["install", "-g", "--prefix", prefix, tarball], { cwd: tmp, env, timeoutMs: 15 * 60_000 });
     console.log(`npm install -g of the tarball took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     expect(installLog.code, installLog.stderr.slice(-3000)).toBe(0);
-    // The shrinkwrap pins what the tests ran with: nothing that needs another Node.
+    // A global install resolves dependencies afresh (no lock file, no overrides): none may need another Node.
     expect(installLog.stderr).not.toContain("EBADENGINE");
     const pkg = join(prefix, "lib", "node_modules", "svc");
     expect(existsSync(join(pkg, "node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node"))).toBe(true);
