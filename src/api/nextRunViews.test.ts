@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { loadProject } from "../config/index.js";
 import { nextRun, nextRuns, nextSlot } from "../schedule/nextRun.js";
 import { apiKit, type ApiKit } from "./testkit.js";
 
@@ -37,9 +38,12 @@ afterAll(async () => {
 describe("next run in every view", () => {
   it("GET /api/jobs, /api/jobs/:name, /api/db/state and job_state show the schedule module's next slot that runs", async () => {
     k = await apiKit(yaml);
+    const loaded = loadProject(k.configPath);
+    if (!loaded.ok) throw new Error("the test's svc.yaml does not load");
+    const jobs = loaded.value.jobs;
     const list = (await k.get("/api/jobs")).body.jobs as { name: string; next_run: string | null }[];
     const now = Date.now();
-    for (const job of k.engine.ctx.project.jobs.values()) {
+    for (const job of jobs.values()) {
       // The slot after "a moment ago": the daemon computed it at startup, just before `now`.
       const want = nextRun(job.schedule, now - 60_000)!;
       const shown = list.find((j) => j.name === job.name)!.next_run;
@@ -52,7 +56,7 @@ describe("next run in every view", () => {
     // The excluded days are skipped: the next run is two days out at the earliest, and its slot is not excluded.
     const skipped = list.find((j) => j.name === "skipped")!.next_run!;
     expect(skipped.slice(0, 10) > tomorrow).toBe(true);
-    expect(nextSlot(k.engine.ctx.project.jobs.get("skipped")!.schedule, Date.parse(skipped) - 1)!.excluded).toBeNull();
+    expect(nextSlot(jobs.get("skipped")!.schedule, Date.parse(skipped) - 1)!.excluded).toBeNull();
     const one = (await k.get("/api/jobs/skipped")).body;
     expect(one.state.next_run).toBe(skipped);
   });
