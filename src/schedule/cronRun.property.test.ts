@@ -66,7 +66,8 @@ function usable(expr: string): boolean {
 }
 
 describe("cron: slots: properties against the oracle", () => {
-  it("the next slot is strictly after from and is the oracle's first (none skipped)", () => {
+  // Each property takes 1-3 s alone; the timeouts leave room for a loaded machine.
+  it("the next slot is strictly after from and is the oracle's first (none skipped)", { timeout: 120_000 }, () => {
     let compared = 0;
     fc.assert(
       fc.property(expression.filter(usable), fc.constantFrom(...ZONES), instant, (expr, zone, from) => {
@@ -82,7 +83,7 @@ describe("cron: slots: properties against the oracle", () => {
     expect(compared).toBeGreaterThan(200);
   });
 
-  it("with excluded dates: never an excluded date, and the first slot that is not excluded", () => {
+  it("with excluded dates: never an excluded date, and the first slot that is not excluded", { timeout: 120_000 }, () => {
     fc.assert(
       fc.property(
         fc.constantFrom("0 2 * * *", "30 2 * * *", "*/30 * * * *", "every:6h", "0 0 * * 1-5", "0 9 L * *", "15 1 * * 0"),
@@ -107,7 +108,7 @@ describe("cron: slots: properties against the oracle", () => {
     );
   });
 
-  it("slotsBetween lists the oracle's slots in [from, to), excluded ones marked with their date", () => {
+  it("slotsBetween lists the oracle's slots in [from, to), excluded ones marked with their date", { timeout: 120_000 }, () => {
     fc.assert(
       fc.property(fc.constantFrom("*/30 * * * *", "0 2 * * *", "every:4h", "30 1 * * *"), fc.constantFrom(...ZONES), instant, (expr, zone, from) => {
         const to = from + 5 * DAY;
