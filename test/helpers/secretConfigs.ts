@@ -27,8 +27,7 @@ export interface GeneratedConfig {
 
 export interface GenerateOptions {
   /**
-   * Configs a real daemon must load: no `params` (not implemented yet), no
-   * keys the schema refuses, auth by `tokenFile` plus the generated inline
+   * Configs a real daemon must load: no keys the schema refuses, auth by `tokenFile` plus the generated inline
    * token, and this fixed `log` section.
    */
   loadable?: { tokenFile: string; log: Record<string, unknown>; envSecretVar: string };
@@ -107,7 +106,7 @@ function render(shape: Shape, opts: GenerateOptions): GeneratedConfig {
   const svc: Record<string, unknown> = {};
   const defaults: Record<string, unknown> = {};
   if (shape.defaultsEnv > 0) defaults.env = envMap("DEF", shape.defaultsEnv, secret);
-  if (shape.defaultsParams && !loadable) defaults.params = params(secret);
+  if (shape.defaultsParams) defaults.params = params(secret);
   if (Object.keys(defaults).length > 0) svc.defaults = defaults;
   const integrations: Record<string, unknown> = {};
   if (shape.integrations.chat) integrations.chat = { provider: "chat", webhook_url: `https://hooks.example/${secret(true)}` };
@@ -119,7 +118,7 @@ function render(shape: Shape, opts: GenerateOptions): GeneratedConfig {
     const job: Record<string, unknown> = { command: "echo ok", frequency: "manual" };
     if (j.description) job.description = `${word()} ${word()}`;
     if (j.env > 0) job.env = envMap(`J${i}`, j.env, secret);
-    if (j.params && !loadable) job.params = params(secret);
+    if (j.params) job.params = params(secret);
     jobs[`job${i}`] = job;
   });
   svc.jobs = jobs;
