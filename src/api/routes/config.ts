@@ -52,7 +52,6 @@ type RawQuery = { Querystring: { raw?: "1" | "0" | "true" | "false" } };
 
 const rawQuery = {
   type: "object",
-  additionalProperties: false,
   properties: {
     raw: {
       type: "string",
