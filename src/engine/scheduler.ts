@@ -175,8 +175,10 @@ export class Scheduler {
     let slot: ScheduledSlot | null = raw;
     if (raw.excluded !== null) {
       // Passing excluded slots one by one (every:10s on a holiday) keeps the runnable slot found once.
+      // A job whose every slot is excluded for years keeps "none" until its config changes, instead of searching again at each slot.
       const prev = this.entries.get(job.name);
-      slot = prev && prev.spec === job.schedule && prev.slot && prev.slot.at > raw.at ? prev.slot : nextRun(job.schedule, raw.at);
+      const same = prev !== undefined && prev.spec === job.schedule;
+      slot = same && prev.slot === null ? null : same && prev.slot && prev.slot.at > raw.at ? prev.slot : nextRun(job.schedule, raw.at);
     }
     const jitter = this.ctx.daemon.scheduler.scheduleJitterMs;
     this.entries.set(job.name, {
