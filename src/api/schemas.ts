@@ -62,6 +62,13 @@ export const runRecordSchema = {
   },
 } as const;
 
+/** Counts by run status, every status present. */
+export const RUN_STATUS_COUNTS = {
+  type: "object",
+  required: [...RUN_STATUSES],
+  properties: Object.fromEntries(RUN_STATUSES.map((s) => [s, int])),
+} as const;
+
 export const jobStateSchema = {
   type: "object",
   required: ["job_name"],

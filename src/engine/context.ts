@@ -5,6 +5,7 @@ import type { Logger } from "../shared/logger.js";
 import type { Store } from "../store/api.js";
 import type { NewRun, RunPatch, RunRecord, RunStatus } from "../store/types.js";
 import type { Attempt } from "./attempt.js";
+import { BackfillQueue } from "./backfillQueue.js";
 import type { EngineEvents, EventBus } from "./events.js";
 
 /** A run waiting for a pool slot: PENDING, or RETRYING until `nextAttemptAt`. */
@@ -51,6 +52,8 @@ export interface EngineContext {
   readonly waiting: Map<number, Waiting>;
   /** Cycles halted by an `on_failure: stop` job: nothing new dispatches in them. */
   readonly halted: Set<string>;
+  /** Backfills' slot runs waiting to enter `waiting` in slot order (CONTRACT §7.3). */
+  readonly backfills: BackfillQueue;
   stopping: boolean;
 }
 
@@ -60,7 +63,7 @@ export function createContext(deps: EngineDeps): EngineContext {
   const spawnEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) spawnEnv[k] = v;
   Object.assign(spawnEnv, deps.daemon.executor.globalEnv);
-  return {
+  const ctx: Omit<EngineContext, "backfills"> & { backfills?: BackfillQueue } = {
     store: deps.store,
     bus: deps.bus,
     log: deps.log,
@@ -76,6 +79,8 @@ export function createContext(deps: EngineDeps): EngineContext {
     halted: new Set(),
     stopping: false,
   };
+  ctx.backfills = new BackfillQueue(ctx);
+  return ctx as EngineContext;
 }
 
 /** job -> the jobs that list it upstream, in file order. */

@@ -53,7 +53,9 @@ export class Dispatcher {
    */
   private pass(): void {
     const { ctx } = this;
-    if (ctx.stopping || ctx.waiting.size === 0) return;
+    if (ctx.stopping) return;
+    ctx.backfills.admit();
+    if (ctx.waiting.size === 0) return;
     const started: Started[] = [];
     try {
       this.startReady(started);

@@ -3,10 +3,11 @@ import { formatDuration } from "../config/index.js";
 import type { ProjectConfig } from "../config/types.js";
 import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
-import type { JobStateRow, RunRecord } from "../store/types.js";
+import type { BackfillRecord, JobStateRow, RunRecord } from "../store/types.js";
 import { createContext, createRun, downstreamIndex, nowIso, setStatus, type EngineContext, type EngineDeps } from "./context.js";
 import { Dispatcher } from "./dispatcher.js";
 import { checkParams } from "../config/params.js";
+import { cancelBackfill, createBackfill, planBackfill, type BackfillPlan, type BackfillRequest } from "./backfill.js";
 import { badRequest, conflict, notFound, unknownJob, validationFailed } from "./errors.js";
 import { reconcile } from "./recovery.js";
 import { Scheduler, type NextRunInfo } from "./scheduler.js";
@@ -192,12 +193,38 @@ export class Engine {
         params: kept?.values ?? {},
         secretParams: kept?.secret ?? [],
         scheduled_at: last.scheduled_at,
-        backfill_id: last.backfill_id,
+        // A person's run, not one of the backfill's: it does not count in the backfill's progress.
+        backfill_id: null,
       },
       job,
     );
     this.pool.pump();
     return this.ctx.store.runs.get(run.id) ?? run;
+  }
+
+  /**
+   * Backfills the job's slots in [from, to) (CONTRACT §7.3). With `dryRun` only the plan (the
+   * slots, what happens to each); otherwise the backfill and its runs, all created now.
+   */
+  backfill(name: string, req: BackfillRequest & { dryRun?: boolean }): { plan: BackfillPlan; backfill: BackfillRecord | null } {
+    const job = this.job(name);
+    const reason = req.reason ?? null;
+    if (reason !== null && reason.length > MAX_REASON_LENGTH) {
+      throw badRequest(`reason is ${reason.length} characters long; the limit is ${MAX_REASON_LENGTH}`);
+    }
+    const plan = planBackfill(this.ctx, job, req);
+    if (req.dryRun) return { plan, backfill: null };
+    this.assertRunning();
+    const { backfill } = createBackfill(this.ctx, job, req, plan);
+    this.pool.pump();
+    return { plan, backfill };
+  }
+
+  /** Cancels a backfill: its waiting runs end SKIPPED, running ones finish. */
+  cancelBackfill(id: number, opts: { by: string }): { backfill: BackfillRecord; skipped: number } {
+    const out = cancelBackfill(this.ctx, id, opts.by);
+    this.pool.pump();
+    return out;
   }
 
   /** Stops every RUNNING or RETRYING run of the job (each ends FAILED, `error: cancelled`). */

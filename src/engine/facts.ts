@@ -26,6 +26,7 @@ export function gatherFacts(ctx: EngineContext, run: RunRecord, gateOpen: () => 
     previousStatus: () => ctx.store.runs.lastFinished(run.job_name)?.status ?? null,
     othersActive: () => activeRunsOf(ctx, run.job_name, run.id),
     gateOpen,
+    backfill: () => (run.backfill_id === null ? null : ctx.backfills.facts(run.backfill_id, activeRunsOf(ctx, run.job_name, run.id))),
   };
 }
 

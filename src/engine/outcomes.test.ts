@@ -11,7 +11,7 @@ import type { ProjectConfig } from "../config/types.js";
 import type { RunRecord, RunStatus } from "../store/types.js";
 import type { AttemptResult } from "./attempt.js";
 import { downstreamIndex } from "./context.js";
-import { decide, type Effect, type Facts, type Situation } from "./outcomes.js";
+import { decide, type BackfillFacts, type Effect, type Facts, type Situation } from "./outcomes.js";
 
 const NOW = Date.parse("2027-01-10T10:00:00.000Z");
 const AT = new Date(NOW).toISOString();
@@ -86,6 +86,8 @@ interface World {
   /** The job's other active runs; undefined: decide must not ask. */
   others?: { id: number; status: RunStatus }[];
   gate?: boolean;
+  /** The run's backfill facts; undefined: decide must not ask. */
+  backfill?: BackfillFacts | null;
 }
 
 function factsOf(w: World, run: RunRecord): Facts {
@@ -101,6 +103,7 @@ function factsOf(w: World, run: RunRecord): Facts {
     previousStatus: w.previous === undefined ? mustNotAsk("the previous status") : () => w.previous!,
     othersActive: w.others ? () => w.others! : mustNotAsk("the job's other runs"),
     gateOpen: w.gate === undefined ? mustNotAsk("the gate") : () => w.gate!,
+    backfill: w.backfill === undefined ? mustNotAsk("the backfill") : () => w.backfill!,
   };
 }
 
@@ -395,6 +398,61 @@ describe("the concurrency-policy table (a new run ready while another runs)", ()
     const w = { project: project("") };
     expect(run(w, row(1, "gone", "PENDING"), ready)).toEqual([
       { kind: "transition", runId: 1, from: "PENDING", to: "FAILED", patch: { error: "job gone is no longer in svc.yaml", finished_at: AT } },
+    ]);
+  });
+});
+
+describe("the backfill rows (CONTRACT §7.3: backfill runs wait, never SKIPPED by forbid, never replacing)", () => {
+  const ready: Situation = { kind: "ready" };
+  const slot = (over: Partial<RunRecord> = {}) => row(1, "extract", "PENDING", { trigger: "backfill", backfill_id: 3, ...over });
+  const b = (over: Partial<BackfillFacts> = {}): BackfillFacts => ({ parallel: 1, cancelled: false, active: 0, outside: 0, ...over });
+
+  it.each(["forbid", "replace", "allow"])("concurrency %s, another run of the job active: the slot run waits PENDING", (policy) => {
+    const w = { project: project(`concurrency: ${policy}`), gate: true, backfill: b({ outside: 1 }) };
+    expect(run(w, slot(), ready)).toEqual([]);
+  });
+
+  it("parallel 2 with 2 of its runs active: waits; with 1: starts", () => {
+    const w = { project: project("concurrency: forbid"), gate: true, backfill: b({ parallel: 2, active: 2 }) };
+    expect(run(w, slot(), ready)).toEqual([]);
+    expect(run({ ...w, backfill: b({ parallel: 2, active: 1 }) }, slot(), ready)).toEqual([{ kind: "start", runId: 1, attemptNo: 1 }]);
+  });
+
+  it("nothing else active: starts, without the job's concurrency policy", () => {
+    const w = { project: project("concurrency: replace"), gate: true, backfill: b() };
+    expect(run(w, slot(), ready)).toEqual([{ kind: "start", runId: 1, attemptNo: 1 }]);
+  });
+
+  it("a cancelled backfill: the waiting slot run ends SKIPPED (backfill cancelled)", () => {
+    const w = { project: project(""), gate: true, backfill: b({ cancelled: true }) };
+    expect(run(w, slot(), ready)).toEqual([
+      { kind: "transition", runId: 1, from: "PENDING", to: "SKIPPED", patch: { error: "backfill cancelled", finished_at: AT } },
+    ]);
+  });
+
+  it("the dependency gate comes first", () => {
+    const w = { project: project(""), gate: false };
+    expect(run(w, slot(), ready)).toEqual([]);
+  });
+
+  it("a dependency run in a backfill's cycle waits for its job's other runs (forbid, replace), starts beside them with allow", () => {
+    const dep = row(1, "transform", "PENDING", { trigger: "dependency", backfill_id: 3 });
+    for (const policy of ["forbid", "replace"]) {
+      const yaml = `jobs:\n  extract:\n    command: x\n    frequency: hourly\n  transform:\n    command: y\n    frequency: after:extract\n    concurrency: ${policy}\n`;
+      const p = parseProjectText(yaml, "/p/svc.yaml", {});
+      if (!p.ok) throw new Error("bad yaml");
+      expect(run({ project: p.value, gate: true, others: [{ id: 9, status: "RUNNING" }] }, dep, ready), policy).toEqual([]);
+      expect(run({ project: p.value, gate: true, others: [] }, dep, ready), policy).toEqual([{ kind: "start", runId: 1, attemptNo: 1 }]);
+    }
+    const allow = parseProjectText(`jobs:\n  extract:\n    command: x\n  transform:\n    command: y\n    frequency: after:extract\n    concurrency: allow\n`, "/p/svc.yaml", {});
+    if (!allow.ok) throw new Error("bad yaml");
+    expect(run({ project: allow.value, gate: true }, dep, ready)).toEqual([{ kind: "start", runId: 1, attemptNo: 1 }]);
+  });
+
+  it("a manual run (a retry) that came out of a backfill's cycle follows the job's policy as any manual run", () => {
+    const w = { project: project("concurrency: forbid"), gate: true, others: [{ id: 9, status: "RUNNING" as const }] };
+    expect(run(w, row(1, "extract", "PENDING", { trigger: "manual", backfill_id: 3 }), ready)).toEqual([
+      { kind: "transition", runId: 1, from: "PENDING", to: "SKIPPED", patch: { error: "concurrency forbid", finished_at: AT } },
     ]);
   });
 });

@@ -75,6 +75,20 @@ export interface Facts {
   othersActive(): readonly { id: number; status: RunStatus }[];
   /** CONTRACT §3's dependency gate of a PENDING run (checked after the halted cycle, before concurrency). */
   gateOpen(): boolean;
+  /**
+   * The backfill a slot run (trigger `backfill`) belongs to (CONTRACT §7.3): its `parallel`,
+   * whether it was cancelled, how many of its runs of the job are RUNNING or RETRYING
+   * (`active`, this one not counted) and how many other runs of the job are (`outside`).
+   * Null when it is not known (the run then starts as any run would).
+   */
+  backfill(): BackfillFacts | null;
+}
+
+export interface BackfillFacts {
+  parallel: number;
+  cancelled: boolean;
+  active: number;
+  outside: number;
 }
 
 export function decide(situation: Situation, facts: Facts, now: number, random: () => number): Effect[] {
@@ -182,6 +196,10 @@ class Decision {
       return;
     }
     if (!this.facts.gateOpen()) return; // waits in PENDING
+    if (run.backfill_id !== null && run.trigger !== "manual") {
+      this.readyInBackfill(run, job);
+      return;
+    }
     const others = job.concurrency === "allow" ? [] : this.facts.othersActive();
     if (others.length > 0 && job.concurrency === "forbid") {
       this.transition(run, "SKIPPED", { error: "concurrency forbid", finished_at: this.at });
@@ -189,6 +207,27 @@ class Decision {
     }
     if (job.concurrency === "replace") {
       for (const other of others) this.push({ kind: "stop", runId: other.id, reason: `replaced by run ${run.id}` });
+    }
+    this.push({ kind: "start", runId: run.id, attemptNo: run.attempt });
+  }
+
+  /**
+   * CONTRACT §7.3: a backfill's runs wait, they are never SKIPPED by `forbid` nor `replace`
+   * anything. A slot run starts only while no other run of its job is RUNNING or RETRYING and
+   * fewer than `parallel` of its backfill's are (whatever the job's concurrency policy); a
+   * dependency-triggered run in a backfill's cycle waits for its job's other runs unless the job
+   * allows overlap. A slot run of a cancelled backfill ends SKIPPED.
+   */
+  private readyInBackfill(run: RunRecord, job: JobConfig): void {
+    if (run.trigger === "backfill") {
+      const b = this.facts.backfill();
+      if (b?.cancelled) {
+        this.transition(run, "SKIPPED", { error: "backfill cancelled", finished_at: this.at });
+        return;
+      }
+      if (b && (b.outside > 0 || b.active >= b.parallel)) return; // waits in PENDING
+    } else if (job.concurrency !== "allow" && this.facts.othersActive().length > 0) {
+      return; // waits in PENDING
     }
     this.push({ kind: "start", runId: run.id, attemptNo: run.attempt });
   }

@@ -10,7 +10,8 @@ import { decide } from "./outcomes.js";
  * previous daemon cannot be adopted (its output pipes are gone): its process
  * group is killed if anything of it is left, the run becomes FAILED
  * (`daemon restarted, process lost`) and the retry policy decides what
- * follows. PENDING and RETRYING runs rejoin the queue.
+ * follows. PENDING and RETRYING runs rejoin the queue, a backfill's PENDING
+ * slot runs its backfill's queue (in slot order, CONTRACT §7.3).
  */
 export async function reconcile(ctx: EngineContext, pump: () => void): Promise<{ lost: number; resumed: number }> {
   const lost = ctx.store.runs.byStatus(["RUNNING"]);
@@ -23,7 +24,10 @@ export async function reconcile(ctx: EngineContext, pump: () => void): Promise<{
   }
   for (const job of ctx.store.jobState.lockedJobs()) ctx.store.jobState.upsert(job, { lock_pid: null });
   const waiting = ctx.store.runs.byStatus(["PENDING", "RETRYING"]);
+  let resumed = 0;
   for (const run of waiting) {
+    if (run.status === "PENDING" && run.trigger === "backfill" && run.backfill_id !== null) continue; // BackfillQueue.load
+    resumed++;
     ctx.waiting.set(run.id, {
       id: run.id,
       job: run.job_name,
@@ -32,10 +36,11 @@ export async function reconcile(ctx: EngineContext, pump: () => void): Promise<{
       nextAttemptAt: run.next_attempt_at ? Date.parse(run.next_attempt_at) : null,
     });
   }
+  const backfill = ctx.backfills.load();
   if (lost.length > 0 || waiting.length > 0) {
-    ctx.log.info({ lost: lost.length, resumed: waiting.length }, "reconciled runs left by the previous daemon");
+    ctx.log.info({ lost: lost.length, resumed, backfill_waiting: backfill }, "reconciled runs left by the previous daemon");
   }
-  return { lost: lost.length, resumed: waiting.length };
+  return { lost: lost.length, resumed: resumed + backfill };
 }
 
 /**

@@ -2,6 +2,8 @@ import type { Logger } from "../shared/logger.js";
 import type { BackupResult } from "./backup.js";
 import type {
   AlertRow,
+  BackfillRecord,
+  NewBackfill,
   AlertStatus,
   IntegrationStatusRow,
   JobStateRow,
@@ -35,6 +37,7 @@ export interface Store {
   readonly jobState: JobStateStore;
   readonly alerts: AlertsStore;
   readonly integrations: IntegrationStatusStore;
+  readonly backfills: BackfillsStore;
   /** The dashboard's timeline: runs overlapping a time window (timeline.ts). */
   readonly timeline: TimelineStore;
   /** Runs fn in one IMMEDIATE transaction (nested calls join the outer one). */
@@ -165,6 +168,23 @@ export interface RunsStore {
   page(q: RunQuery, p: PageRequest): Page<RunRecord>;
   /** `/api/audit`: newest first. */
   audit(q: RunQuery, limit: number, offset: number): Slice<RunRecord>;
+}
+
+export interface BackfillsStore {
+  create(b: NewBackfill): BackfillRecord;
+  get(id: number): BackfillRecord | null;
+  /** Newest first. */
+  list(q: { job?: string }, limit: number, offset: number): Slice<BackfillRecord>;
+  /** Sets cancelled_at once; returns the record (as it was when already cancelled). Throws NotFoundError. */
+  markCancelled(id: number, at: string): BackfillRecord;
+  /** Backfills with a slot run PENDING, RUNNING or RETRYING, oldest first (resumed after a restart). */
+  openIds(): number[];
+  /** Its job's runs of the backfill that are PENDING, RUNNING or RETRYING, in slot (id) order. */
+  unfinishedSlotRuns(id: number, job: string): { id: number; status: RunStatus }[];
+  /** Its PENDING runs (slot runs and dependency runs of its cycles), oldest first. */
+  waitingRuns(id: number): RunRecord[];
+  /** For each of these slots (ISO UTC) that has a run of the job: the oldest such run's id. */
+  runsForSlots(job: string, slots: readonly string[]): Map<string, number>;
 }
 
 export interface LogsStore {

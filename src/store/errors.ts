@@ -42,7 +42,7 @@ export class DuplicateSlotError extends SvcError {
 /** A row that the caller named by id or name does not exist. */
 export class NotFoundError extends SvcError {
   constructor(
-    readonly kind: "run" | "alert" | "integration",
+    readonly kind: "run" | "alert" | "integration" | "backfill",
     readonly key: number | string,
   ) {
     super("not_found", `${kind} ${key} not found`);

@@ -12,6 +12,7 @@ import { SqliteAlerts } from "./alerts.js";
 import { backupTo, type BackupResult } from "./backup.js";
 import { InvalidQueryError } from "./errors.js";
 import { SqliteAttempts } from "./attempts.js";
+import { SqliteBackfills } from "./backfills.js";
 import { FtsIndexer } from "./ftsIndexer.js";
 import { SqliteIntegrations } from "./integrations.js";
 import { SqliteJobState } from "./jobState.js";
@@ -71,6 +72,7 @@ export class SqliteStore implements Store {
   readonly alerts: SqliteAlerts;
   readonly integrations: SqliteIntegrations;
   readonly timeline: SqliteTimeline;
+  readonly backfills: SqliteBackfills;
   private readonly writer: LogWriter;
   private readonly indexer: FtsIndexer;
   private readonly retention: Retention;
@@ -102,6 +104,7 @@ export class SqliteStore implements Store {
     this.jobState = new SqliteJobState(db);
     this.alerts = new SqliteAlerts(db);
     this.integrations = new SqliteIntegrations(db);
+    this.backfills = new SqliteBackfills(db);
     this.retention = new Retention(db, this.indexer);
   }
 

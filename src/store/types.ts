@@ -109,6 +109,45 @@ export type RunPatch = Partial<
   attempt_started_at?: string;
 };
 
+/** A backfill as the API shows it (CONTRACT §7.3); secret params read `***`. */
+export interface BackfillRecord {
+  id: number;
+  job: string;
+  /** [from, to): ISO UTC instants. */
+  from: string;
+  to: string;
+  /** Slot runs it created. */
+  total: number;
+  /** Its slot runs by status now (every status, 0 included). */
+  by_status: Record<RunStatus, number>;
+  /** No slot run is PENDING, RUNNING or RETRYING any more. */
+  done: boolean;
+  created_at: string;
+  created_by: string;
+  cancelled: boolean;
+  cancelled_at: string | null;
+  reason: string | null;
+  params: Record<string, ParamValue>;
+  rerun: boolean;
+  ignore_exclude: boolean;
+  parallel: number;
+}
+
+export interface NewBackfill {
+  job_name: string;
+  from: string;
+  to: string;
+  reason: string | null;
+  params: Record<string, ParamValue>;
+  secretParams: readonly string[];
+  rerun: boolean;
+  ignore_exclude: boolean;
+  parallel: number;
+  total: number;
+  created_by: string;
+  created_at: string;
+}
+
 export interface JobStateRow {
   job_name: string;
   last_success: string | null;

@@ -29,11 +29,21 @@ export function installAuthGate(app: FastifyInstance, auth: Authenticator): void
     request.principal = r.principal;
     const { role } = r.principal;
     request.permits = (m, p) => auth.allows(role, m.toUpperCase(), splitPath(p));
-    if (!auth.allows(role, method, routeSegments(request))) {
+    if (!allowed(auth, role, method, routeSegments(request))) {
       const why = auth.hasRole(role) ? `role "${role}" may not ${method} ${path}` : `role "${role}" is not defined in auth.rbac, so it may not use any route`;
       return sendError(reply, new ApiError("forbidden", `${why} (auth.rbac)`));
     }
   });
+}
+
+/**
+ * auth.rbac on a route, and the aliases of CONTRACT §7.3: POST /api/backfills/<id>/... is
+ * allowed to a role that may POST /api/jobs/backfills/<id>/... (so `POST /api/jobs/**`, who
+ * may start a backfill, may also cancel one), besides its own rules for /api/backfills.
+ */
+function allowed(auth: Authenticator, role: string, method: string, segments: string[]): boolean {
+  if (auth.allows(role, method, segments)) return true;
+  return method === "POST" && segments[0] === "api" && segments[1] === "backfills" && auth.allows(role, method, ["api", "jobs", ...segments.slice(1)]);
 }
 
 declare module "fastify" {

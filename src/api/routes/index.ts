@@ -5,6 +5,7 @@ import type { ApiDeps } from "../deps.js";
 import { logStreamRoute, type LogStreamOptions } from "../logStream.js";
 import { openApiDocument, type RouteDoc } from "../openapi.js";
 import { ViewCache } from "../viewCache.js";
+import { backfillRoutes } from "./backfills.js";
 import { backupRoutes } from "./backup.js";
 import { configRoutes } from "./config.js";
 import { daemonRoutes } from "./daemon.js";
@@ -37,6 +38,7 @@ export async function allRoutes(app: FastifyInstance, opts: RoutesOptions): Prom
   app.addHook("preClose", async () => changes.close());
   daemonRoutes(app, deps, views);
   jobRoutes(app, deps, views);
+  backfillRoutes(app, deps);
   runRoutes(app, deps);
   timelineRoutes(app, deps, changes);
   observabilityRoutes(app, deps);
