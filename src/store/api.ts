@@ -88,6 +88,7 @@ export interface ReadStore {
   readonly alerts: Pick<AlertsStore, "get" | "pending" | "search">;
   readonly integrations: Pick<IntegrationStatusStore, "all" | "get">;
   readonly timeline: TimelineStore;
+  readonly backfills: Pick<BackfillsStore, "get" | "list">;
   exportAll(): StoreExport;
   integrityCheck(): string;
   backup(path: string): Promise<BackupResult>;

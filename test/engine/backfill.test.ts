@@ -67,7 +67,7 @@ describe("backfill", () => {
     const from = "2027-03-10T00:00:00Z";
     const to = "2027-03-17T00:00:00Z";
     const { plan, backfill } = k.engine.backfill("nightly", { from, to, triggeredBy: "test" });
-    const expected = nextRuns(k.engine.ctx.project.jobs.get("nightly")!.schedule, Date.parse(from) - 1, 20).filter((s) => s.at < Date.parse(to));
+    const expected = nextRuns(k.engine.testSeam().ctx.project.jobs.get("nightly")!.schedule, Date.parse(from) - 1, 20).filter((s) => s.at < Date.parse(to));
     expect(plan.slots.map((s) => s.utc)).toEqual(expected.map((s) => s.utc));
     expect(plan.slots).toHaveLength(7);
     expect(plan.slots.find((s) => s.utc === "2027-03-14T07:00:00.000Z")!.note).toMatch(/does not exist/);
@@ -122,8 +122,8 @@ jobs:
     });
     k.engine.backfill("j", { from: "2027-01-01T00:00:00Z", to: "2027-01-01T06:00:00Z", parallel: 2, triggeredBy: "test" });
     // Only `parallel` of them are in front of the dispatcher; the rest wait in the backfill's queue.
-    expect(k.engine.ctx.waiting.size + k.engine.ctx.attempts.size).toBe(2);
-    expect(k.engine.ctx.backfills.waitingCount()).toBe(4);
+    expect(k.engine.testSeam().ctx.waiting.size + k.engine.testSeam().ctx.attempts.size).toBe(2);
+    expect(k.engine.testSeam().ctx.backfills.waitingCount()).toBe(4);
     const runs = await allDone(k, "j", 6);
     expect(runs.every((r) => r.status === "SUCCESS")).toBe(true);
     expect(most).toBe(2);
