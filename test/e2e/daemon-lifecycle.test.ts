@@ -73,7 +73,8 @@ describe("svcd lifecycle", () => {
     expect(sock.body).toEqual(tcp.body);
     expect(d.output()).toContain("svcd 0.1.0 started");
     // Jobs start with posix_spawn on Linux: the one-file daemon found the binding npm install built.
-    if (process.platform === "linux") expect(d.output()).toContain(`"spawn":"posix_spawn"`);
+    // SVC_SPAWN=fork (CI runs this file again with it: npm run test:fork) forces the fork path.
+    if (process.platform === "linux") expect(d.output()).toContain(`"spawn":"${process.env.SVC_SPAWN === "fork" ? "fork" : "posix_spawn"}"`);
     expect(await d.stop()).toBe(0);
     for (const f of ["api.addr", "svcd.sock", "svcd.pid"]) expect(existsSync(join(d.dataDir, f))).toBe(false);
     expect(existsSync(join(d.dataDir, "svc.db"))).toBe(true);

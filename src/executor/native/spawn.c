@@ -39,6 +39,9 @@ typedef struct {
   int pidfd;
   napi_env env;
   napi_ref on_exit;
+  /* The async context of the spawn() call: onExit runs in it, so AsyncLocalStorage and
+     async_hooks see the exit as caused by the spawn (a NULL context loses the store). */
+  napi_async_context async;
 } child_watch;
 
 static void free_strings(char** list) {
@@ -86,9 +89,17 @@ static void on_readable(uv_poll_t* poll, int status, int events) {
   child_watch* w = (child_watch*)poll;
   int wstatus = 0;
   pid_t r;
-  do r = waitpid(w->pid, &wstatus, WNOHANG);
-  while (r == -1 && errno == EINTR);
-  if (r == 0) return; /* not exited yet (spurious wake-up) */
+  if (status < 0) {
+    /* The pidfd cannot be polled any more: the exit could never be seen. As when no pidfd
+       could be opened, an unwatched job must not run on: kill its group and reap it now. */
+    kill(-w->pid, SIGKILL);
+    do r = waitpid(w->pid, &wstatus, 0);
+    while (r == -1 && errno == EINTR);
+  } else {
+    do r = waitpid(w->pid, &wstatus, WNOHANG);
+    while (r == -1 && errno == EINTR);
+    if (r == 0) return; /* not exited yet (spurious wake-up) */
+  }
   uv_poll_stop(poll);
   napi_env env = w->env;
   napi_handle_scope scope;
@@ -109,7 +120,8 @@ static void on_readable(uv_poll_t* poll, int status, int events) {
   }
   napi_delete_reference(env, w->on_exit);
   uv_close((uv_handle_t*)poll, on_closed);
-  napi_make_callback(env, NULL, global, cb, 2, argv, &result);
+  napi_make_callback(env, w->async, global, cb, 2, argv, &result);
+  napi_async_destroy(env, w->async);
   napi_close_handle_scope(env, scope);
 }
 
@@ -196,6 +208,9 @@ done:
   w->pid = pid;
   w->pidfd = pidfd;
   w->env = env;
+  napi_value resource_name;
+  napi_create_string_utf8(env, "svc:posix_spawn", NAPI_AUTO_LENGTH, &resource_name);
+  napi_async_init(env, NULL, resource_name, &w->async);
   napi_create_reference(env, args[4], 1, &w->on_exit);
   uv_poll_start(&w->poll, UV_READABLE, on_readable);
 
