@@ -39,7 +39,7 @@ function View({ route }: { route: Route }) {
     case "runs":
       return second && /^\d+$/.test(second) ? <RunView key={second} id={Number(second)} /> : <NotFound route={route} />;
     case "graph":
-      return <GraphView />;
+      return <GraphView route={route} />;
     case "timeline":
       return <TimelineView route={route} />;
     case "audit":

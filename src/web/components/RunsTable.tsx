@@ -41,7 +41,11 @@ export function runColumns(opts: { job?: boolean; cycle?: boolean; sortable?: bo
       key: "cycle_id",
       label: "Cycle",
       sortable: s,
-      render: (r) => <code title={r.cycle_id}>{shortId(r.cycle_id)}</code>,
+      render: (r) => (
+        <a href={href("/graph", { cycle: r.cycle_id })} title={`Show the graph of cycle ${r.cycle_id}`}>
+          <code>{shortId(r.cycle_id)}</code>
+        </a>
+      ),
     },
     {
       key: "reason",

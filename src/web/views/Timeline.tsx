@@ -246,7 +246,7 @@ export default function TimelineView({ route }: { route: Route }) {
       <p class="hint">
         Bars run from a run's start to its end; colour, pattern and glyph tell its status (legend above), and runs too close together to tell apart
         are grouped: select a group to zoom into it. Zoom with + and −, Ctrl + wheel or the buttons; pan by dragging, Shift + wheel or Shift + ← →. In the chart each row is one Tab stop: ← → move
-        between runs, ↑ ↓ between jobs, Enter opens the run.
+        between runs, ↑ ↓ between jobs, Enter opens the run, G its cycle's graph.
       </p>
     </section>
   );

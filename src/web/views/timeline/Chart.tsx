@@ -1,7 +1,8 @@
 import { memo } from "preact/compat";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { href } from "../../lib/router.js";
-import { seg } from "../../lib/api.js";
+import { api, seg } from "../../lib/api.js";
+import { navigate } from "../../lib/router.js";
 import {
   describeAttempts,
   describeRun,
@@ -157,7 +158,7 @@ function Card({ hover, now }: { hover: Hover; now: number }) {
       </span>
       <p>{describeRun(r, now, fmtInstant)}</p>
       {attempts && <p class="sub">{attempts}</p>}
-      <p class="sub">Click to open the run{isActive(r.status) ? "; it grows while it runs" : ""}.</p>
+      <p class="sub">Click (or Enter) opens the run; G shows its cycle's graph{isActive(r.status) ? "; the bar grows while it runs" : ""}.</p>
     </div>
   );
 }
@@ -306,6 +307,10 @@ export function Chart({ rows, view, now, onView }: { rows: Row[]; view: View; no
         break;
       case "-":
         onView(zoom(view, 2, item ? view.from + center / scale : undefined));
+        break;
+      case "g":
+        // The focused run's cycle, as a graph (the timeline's rows do not carry the cycle id).
+        if (item?.kind === "bar") void api.get<{ cycle_id: string }>(`api/runs/${item.run.id}`).then((r) => navigate("/graph", { cycle: r.cycle_id }));
         break;
       default:
         return;
