@@ -2,7 +2,7 @@ import { frequencyLabel } from "../config/index.js";
 import type { JobConfig, ProjectConfig } from "../config/types.js";
 import type { Engine } from "../engine/engine.js";
 import { nextRuns } from "../schedule/nextRun.js";
-import { formatOffset, zoneInfo } from "../schedule/zone.js";
+import { localIso, zoneInfo } from "../schedule/zone.js";
 import type { ReadStore } from "../store/api.js";
 import type { JobStateRow, RunRecord } from "../store/types.js";
 
@@ -116,18 +116,11 @@ export function stateRows(project: ProjectConfig, store: ReadStore, engine: Engi
   });
 }
 
-/**
- * The stored next_run instant in the job's zone ("2027-03-14T03:00:00-04:00 EDT"),
- * the same form as `ScheduledSlot.local`.
- * TODO(schedule): export makeSlot's local formatter from src/schedule so this is not a second copy.
- */
+/** The stored next_run instant in the job's zone ("2027-03-14T03:00:00-04:00 EDT"), the form of `ScheduledSlot.local`. */
 export function localTime(nextRunIso: string | null, job: Pick<JobConfig, "schedule">): string | null {
   if (nextRunIso === null) return null;
   const at = Date.parse(nextRunIso);
-  if (Number.isNaN(at)) return null;
-  const zone = zoneInfo(job.schedule.timezone);
-  const offsetMs = zone.offsetMs(at);
-  return `${new Date(at + offsetMs).toISOString().slice(0, 19)}${formatOffset(offsetMs)} ${zone.abbreviation(at)}`;
+  return Number.isNaN(at) ? null : localIso(zoneInfo(job.schedule.timezone), at);
 }
 
 /** Job counts for `/api/status` and `/api/daemon/info`. */

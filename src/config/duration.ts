@@ -15,23 +15,37 @@ export function parseDuration(text: string): number | null {
   return Number.isFinite(ms) ? Math.round(ms) : null;
 }
 
-/** The canonical form of a millisecond count: `1h30m`, `90s` -> `1m30s`, `0s`. */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return "0s";
-  let rest = Math.round(ms);
-  let out = "";
-  for (const [unit, size] of [
-    ["d", 86_400_000],
-    ["h", 3_600_000],
-    ["m", 60_000],
-    ["s", 1_000],
-    ["ms", 1],
-  ] as const) {
+const UNITS = [
+  ["d", 86_400_000],
+  ["h", 3_600_000],
+  ["m", 60_000],
+  ["s", 1_000],
+  ["ms", 1],
+] as const;
+
+/** `ms` split into whole units, largest first, down to `smallest`; zero parts left out. */
+function parts(ms: number, smallest: (typeof UNITS)[number][0]): string[] {
+  let rest = ms;
+  const out: string[] = [];
+  for (const [unit, size] of UNITS) {
     const n = Math.floor(rest / size);
-    if (n > 0) {
-      out += `${n}${unit}`;
-      rest -= n * size;
-    }
+    if (n > 0) out.push(`${n}${unit}`);
+    rest -= n * size;
+    if (unit === smallest) break;
   }
   return out;
+}
+
+/** The canonical config form of a millisecond count, what parseDuration reads back: `1h30m`, `90s` -> `1m30s`, `0s`. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return "0s";
+  return parts(Math.round(ms), "ms").join("");
+}
+
+/** For people (notification texts): whole seconds, spaced: 65_000 -> "1m 5s"; 350 -> "350ms"; null -> "". */
+export function humanDuration(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms) || ms < 0) return "";
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const out = parts(ms, "s");
+  return out.length === 0 ? "0s" : out.join(" ");
 }

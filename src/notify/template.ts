@@ -1,4 +1,5 @@
 import type { JobConfig, NotifyEvent } from "../config/types.js";
+import { humanDuration } from "../config/duration.js";
 import { frequencyLabel } from "../config/views.js";
 import type { RunRecord } from "../store/types.js";
 
@@ -69,24 +70,8 @@ function stringify(v: unknown): string {
   }
 }
 
-/** 65_000 -> "1m 5s"; 350 -> "350ms"; null -> "". */
-export function formatDuration(ms: number | null): string {
-  if (ms === null || !Number.isFinite(ms) || ms < 0) return "";
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  let s = Math.floor(ms / 1000);
-  const parts: string[] = [];
-  for (const [unit, size] of [
-    ["d", 86_400],
-    ["h", 3_600],
-    ["m", 60],
-  ] as const) {
-    const n = Math.floor(s / size);
-    if (n > 0) parts.push(`${n}${unit}`);
-    s -= n * size;
-  }
-  if (s > 0 || parts.length === 0) parts.push(`${s}s`);
-  return parts.join(" ");
-}
+/** Notification texts show durations for people ("1m 5s"); the one formatter is config/duration.ts's. */
+export const formatDuration = humanDuration;
 
 /** The run's duration: the stored duration_ms, else finished - started. */
 export function runDurationMs(run: RunRecord): number | null {

@@ -3,7 +3,7 @@ import { firstRunDay } from "./calendar.js";
 import { nextCronSlot } from "./cronRun.js";
 import { exclusionAt, isEmptyExclude } from "./exclude.js";
 import { resolveWall } from "./localTime.js";
-import { DAY_MS, HOUR_MS, MINUTE_MS, formatOffset, pad2, zoneInfo, type ZoneInfo } from "./zone.js";
+import { DAY_MS, HOUR_MS, MINUTE_MS, localIso, pad2, zoneInfo, type ZoneInfo } from "./zone.js";
 
 export { isValidZone, systemZone } from "./zone.js";
 
@@ -210,11 +210,7 @@ function makeSlot(zone: ZoneInfo, at: number, note: string | null): Slot {
       return (zoneAbbr ??= zone.abbreviation(at));
     },
     get local(): string {
-      if (local === undefined) {
-        const offsetMs = zone.offsetMs(at);
-        local = `${new Date(at + offsetMs).toISOString().slice(0, 19)}${formatOffset(offsetMs)} ${this.zoneAbbr}`;
-      }
-      return local;
+      return (local ??= localIso(zone, at));
     },
   };
 }

@@ -181,6 +181,12 @@ export function pad2(n: number): string {
 
 const zones = new Map<string, ZoneInfo>();
 
+/** An instant as local time in `zone`, "2027-03-14T03:00:00-04:00 EDT" (ScheduledSlot.local, the API's *_local fields). */
+export function localIso(zone: ZoneInfo, at: number): string {
+  const offsetMs = zone.offsetMs(at);
+  return `${new Date(at + offsetMs).toISOString().slice(0, 19)}${formatOffset(offsetMs)} ${zone.abbreviation(at)}`;
+}
+
 /** The memoised zone; throws a clear error for an unknown identifier. */
 export function zoneInfo(name: string): ZoneInfo {
   let z = zones.get(name);
