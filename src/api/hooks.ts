@@ -54,9 +54,10 @@ type RouteValidator = ((data: unknown, dataCxt?: unknown) => unknown) & { errors
  * not (`{"reason": 42}` is a 400, not "42").
  *
  * Each route's schema is compiled on the route's first request, not at
- * startup: compiling every route's schemas (and ajv's meta-schema) took
- * ~75 ms of every daemon start, and ajv itself ~30 ms to load, before the
- * API could answer. The schemas are constants that the API tests compile.
+ * startup: compiling every route's schemas (and ajv's meta-schema), and
+ * loading ajv, delayed every daemon start's first answer (figures:
+ * docs/PERFORMANCE.md, Fixes, "Startup: every API route's schema compiled
+ * before the first answer"). The schemas are constants that the API tests compile.
  */
 export function validatorCompiler() {
   const base = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false } as const;

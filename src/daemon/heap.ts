@@ -9,8 +9,8 @@
  * resident memory, mostly empty, for a daemon that then allocates a few KB a
  * second. With a growth factor of 1 the young generation keeps its initial
  * size; the survivors of the startup burst go to the old generation, where
- * they belong anyway. Measured with 10,000 jobs: RSS 147 -> 116 MB, startup
- * time unchanged (docs/PERFORMANCE.md, Fixes).
+ * they belong anyway: a smaller RSS, the same startup time (figures:
+ * docs/PERFORMANCE.md, Fixes, "Memory: V8's young generation stayed at 2 x 16 MiB after startup").
  */
 import { setFlagsFromString } from "node:v8";
 

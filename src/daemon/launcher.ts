@@ -2,12 +2,10 @@
  * The one setting svcd needs before its process starts: one malloc arena.
  *
  * glibc gives each thread that allocates its own malloc arena (svcd's are
- * V8's and libuv's helper threads). With MALLOC_ARENA_MAX=1, svcd at 1,000
- * jobs has ~5 MB less private memory (anonymous 38.4 -> 33.3 MB, RSS 89 ->
- * 84 MB). Where jobs are forked (no posix_spawn: src/executor/posixSpawn.ts),
- * every fork copies that memory's page tables, and 50 spawns in a row from a
- * process running svcd took a median of 87-91 ms instead of 113-120 ms
- * (docs/PERFORMANCE.md, Fixes).
+ * V8's and libuv's helper threads). With MALLOC_ARENA_MAX=1 svcd has less
+ * private memory, and where jobs are forked (no posix_spawn:
+ * src/executor/posixSpawn.ts) every fork copies less of it (figures:
+ * docs/PERFORMANCE.md, Fixes, "Malloc arenas").
  * glibc reads the variable only when a process starts, and Node 20 cannot
  * re-exec itself, so svcd's launchers set it: `bin/svcd` (a shell script that
  * mirrors launcherEnv) and `svc daemon start`. A value of the user's own is

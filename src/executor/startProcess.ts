@@ -37,7 +37,7 @@ export const DEFAULT_DRAIN_MS = 200;
 const ESCAPED_PIPE_WAIT_MS = 1_000;
 /** Bytes handed to the line splitter at once while slicing a large chunk. */
 const SLICE_BYTES = 4_096;
-/** Work per event-loop turn on one pipe's output before yielding (measured: a 64 KiB chunk of 2-byte lines is ~100 ms here). */
+/** Work per event-loop turn on one pipe's output before yielding (why: docs/PERFORMANCE.md, Fixes, "API stalls while a job floods its output"). */
 const SLICE_MS = 4;
 
 export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle {

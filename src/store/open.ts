@@ -49,10 +49,9 @@ export function openDatabase(opts: OpenDatabaseOptions): OpenedDatabase {
     const { from, to } = migrate(db, opts.migrations ?? MIGRATIONS, opts.nowIso);
     restrictModes(file);
     // No ANALYZE / PRAGMA optimize: statistics taken while the FTS5 shadow
-    // tables are small make every later FTS5 insert several times slower
-    // (measured: 1,000-row index slices of 100-300 ms CPU instead of ~20), and
-    // the indexes are chosen well without statistics (checked with EXPLAIN
-    // QUERY PLAN over 1,000,000 runs).
+    // tables are small make every later FTS5 insert several times slower, and
+    // the indexes are chosen well without statistics (figures and the
+    // EXPLAIN QUERY PLAN check: src/store/README.md, "No ANALYZE").
     return { db, path: file, schemaVersion: to, migratedFrom: from };
   } catch (e) {
     db.close();
