@@ -33,7 +33,7 @@ describe("svcd.yaml defaults", () => {
       expect(c.storage).toEqual({
         engine: "sqlite",
         sqlite: { path: null, walAutocheckpoint: 1000, busyTimeoutMs: 5000 },
-        retention: { maxAgeMs: null, maxRunsPerJob: null },
+        retention: { maxAgeMs: null, maxRunsPerJob: null, intervalMs: 86_400_000 },
       });
       expect(c.scheduler).toEqual({ maxConcurrentJobs: 32, catchupWindowMs: 86_400_000, shutdownTimeoutMs: 60_000, scheduleJitterMs: 0 });
       expect(c.executor).toEqual({ poolSize: 8, shell: "/bin/sh", globalEnv: {}, killGraceMs: 10_000 });
@@ -64,7 +64,7 @@ describe("svcd.yaml defaults", () => {
       "  audit_log: {enabled: true, path: audit.ndjson, max_size_mb: 5, max_backups: 1}",
       "storage:",
       "  sqlite: {path: db/svc.db, wal_autocheckpoint: 500, busy_timeout: 2s}",
-      "  retention: {max_age: 30d, max_runs_per_job: 100}",
+      "  retention: {max_age: 30d, max_runs_per_job: 100, interval: 5m}",
       "scheduler: {max_concurrent_jobs: 4, catchup_window: 1h, shutdown_timeout: 5m, schedule_jitter: 30s}",
       "executor: {pool_size: 2, shell: /bin/bash, global_env: {TZ: UTC}, kill_grace: 3s}",
     ].join("\n");
@@ -81,7 +81,7 @@ describe("svcd.yaml defaults", () => {
     expect(c.log.file.path).toBe("/etc/svc/logs/svcd.log");
     expect(c.log.auditLog).toEqual({ enabled: true, path: "/etc/svc/audit.ndjson", maxSizeMb: 5, maxBackups: 1 });
     expect(c.storage.sqlite).toEqual({ path: "/etc/svc/db/svc.db", walAutocheckpoint: 500, busyTimeoutMs: 2000 });
-    expect(c.storage.retention).toEqual({ maxAgeMs: 30 * 86_400_000, maxRunsPerJob: 100 });
+    expect(c.storage.retention).toEqual({ maxAgeMs: 30 * 86_400_000, maxRunsPerJob: 100, intervalMs: 300_000 });
     expect(c.scheduler).toEqual({ maxConcurrentJobs: 4, catchupWindowMs: 3_600_000, shutdownTimeoutMs: 300_000, scheduleJitterMs: 30_000 });
     expect(c.executor).toEqual({ poolSize: 2, shell: "/bin/bash", globalEnv: { TZ: "UTC" }, killGraceMs: 3000 });
   });
@@ -144,6 +144,16 @@ describe("svcd.yaml rejections, with field path and line", () => {
     expect(issueAt(errors, "/scheduler/max_concurrent_jobs").line).toBe(3);
     expect(issueAt(errors, "/scheduler/catchup_window").message).toMatch(/duration/);
     expect(issueAt(errors, "/auth/rbac/viewer/0").message).toMatch(/METHOD \/path/);
+  });
+
+  it("storage.retention.interval: a duration greater than 0", () => {
+    expect(issueAt(errorsOf(parse("storage:\n  retention:\n    interval: 0s\n")), "/storage/retention/interval")).toMatchObject({
+      line: 3,
+      message: "must be greater than 0 (it is how often old runs are pruned; the default is 24h)",
+    });
+    expect(issueAt(errorsOf(parse("storage:\n  retention:\n    interval: often\n")), "/storage/retention/interval").message).toMatch(/duration/);
+    expect(issueAt(errorsOf(parse("storage:\n  retention:\n    interval: 30d\n")), "/storage/retention/interval").message).toBe("must be at most 24d (a timer cannot wait longer)");
+    expect(valueOf(parse("storage:\n  retention:\n    interval: 24d\n")).storage.retention.intervalMs).toBe(24 * 86_400_000);
   });
 
   it("strict warnings: inline bearer token and * CORS origin", () => {

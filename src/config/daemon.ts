@@ -73,6 +73,8 @@ export function parseDaemonText(
 }
 
 const dflt = (...path: string[]): unknown => schemaDefault(svcdSchema, path);
+/** setTimeout's longest wait (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+const MAX_TIMER_MS = 24 * 86_400_000;
 const durationDefault = (...path: string[]): number => parseDuration(dflt(...path) as string)!;
 
 function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, issues: IssueList): DaemonConfig {
@@ -165,6 +167,9 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
   const retention = sec("storage", "retention");
   const maxAge = optDur(retention, "max_age");
   if (maxAge === 0) issues.error(["storage", "retention", "max_age"], "must be greater than 0 (remove it to keep runs forever)");
+  const retentionEvery = dur(retention, "interval", ["storage", "retention", "interval"]);
+  if (retentionEvery === 0) issues.error(["storage", "retention", "interval"], "must be greater than 0 (it is how often old runs are pruned; the default is 24h)");
+  if (retentionEvery > MAX_TIMER_MS) issues.error(["storage", "retention", "interval"], "must be at most 24d (a timer cannot wait longer)");
 
   const scheduler = sec("scheduler");
   const executor = sec("executor");
@@ -227,6 +232,7 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
       retention: {
         maxAgeMs: maxAge === 0 ? null : maxAge,
         maxRunsPerJob: isInt(retention.max_runs_per_job, 1, Number.MAX_SAFE_INTEGER) ? retention.max_runs_per_job : null,
+        intervalMs: retentionEvery > 0 && retentionEvery <= MAX_TIMER_MS ? retentionEvery : durationDefault("storage", "retention", "interval"),
       },
     },
     scheduler: {

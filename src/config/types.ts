@@ -276,7 +276,8 @@ export interface DaemonConfig {
   storage: {
     engine: "sqlite" | "postgres";
     sqlite: { path: string | null; walAutocheckpoint: number; busyTimeoutMs: number };
-    retention: { maxAgeMs: number | null; maxRunsPerJob: number | null };
+    /** `intervalMs`: how often retention runs (default 24 h). */
+    retention: { maxAgeMs: number | null; maxRunsPerJob: number | null; intervalMs: number };
   };
   scheduler: {
     maxConcurrentJobs: number;

@@ -209,6 +209,7 @@ export function daemonView(c: DaemonConfig): Record<string, Json> {
       retention: {
         max_age: c.storage.retention.maxAgeMs === null ? null : d(c.storage.retention.maxAgeMs),
         max_runs_per_job: c.storage.retention.maxRunsPerJob,
+        interval: d(c.storage.retention.intervalMs),
       },
     },
     scheduler: {

@@ -41,8 +41,8 @@ export class StartupError extends SvcError {
 }
 
 
+/** Retention's first pass, after startup (or after one `storage.retention.interval`, if shorter). */
 const RETENTION_FIRST_DELAY_MS = 30_000;
-const RETENTION_EVERY_MS = 24 * 3_600_000;
 /** Startup "next run" lines logged per event-loop turn. */
 const NEXT_RUN_LOG_SLICE = 200;
 /** sun_path is 108 bytes on Linux; longer socket paths cannot be bound. */
@@ -271,7 +271,7 @@ export class Daemon {
   }
 
   private scheduleRetention(): void {
-    const { maxAgeMs, maxRunsPerJob } = this.daemonConfig.storage.retention;
+    const { maxAgeMs, maxRunsPerJob, intervalMs } = this.daemonConfig.storage.retention;
     if (maxAgeMs === null && maxRunsPerJob === null) return;
     // vacuumAsync deletes in batches and yields between them, so a big prune never stalls the tick.
     const run = async () => {
@@ -281,9 +281,9 @@ export class Daemon {
       } catch (e) {
         this.log.error({ err: toError(e) }, "retention failed");
       }
-      if (!this.stopping) this.retentionTimer = setTimeout(() => void run(), RETENTION_EVERY_MS).unref();
+      if (!this.stopping) this.retentionTimer = setTimeout(() => void run(), intervalMs).unref();
     };
-    this.retentionTimer = setTimeout(() => void run(), RETENTION_FIRST_DELAY_MS).unref();
+    this.retentionTimer = setTimeout(() => void run(), Math.min(RETENTION_FIRST_DELAY_MS, intervalMs)).unref();
     this.onUndo("retention", () => this.retentionTimer && clearTimeout(this.retentionTimer));
   }
 

@@ -194,6 +194,7 @@ export const svcdSchema: JsonSchema = {
       retention: section("Pruning of old runs (with their logs and outputs).", {
         max_age: duration("Delete runs older than this. Default: keep."),
         max_runs_per_job: int(1, undefined, "Keep only the N most recent completed runs per job. Default: keep all."),
+        interval: duration("How often retention runs: 30 s after startup (or after one interval, if shorter), then every interval.", "24h"),
       }),
     }),
     scheduler: section("Scheduler.", {
