@@ -12,6 +12,9 @@
  *
  * `--quick` sets SVC_BENCH_QUICK=1: benchmarks that read it use fewer
  * repetitions and shorter windows (bench/helpers/stats.ts `quick()`).
+ *
+ * The soak (bench/soak.bench.ts, 30 minutes) runs only when a filter names
+ * it: `npm run bench -- soak [--minutes N]` (`--minutes` sets SVC_SOAK_MINUTES).
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -22,6 +25,8 @@ import type { Bench, BenchResult, BenchSection } from "./types.js";
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const DOC = join(BENCH_DIR, "..", "docs", "PERFORMANCE.md");
 const PERF_DIR = join(BENCH_DIR, "..", "docs", "perf");
+/** Sections a full run leaves out (they take long); a filter that names them runs them. */
+const OPT_IN = ["soak.bench.ts"];
 /** Hand-written parts, in this order: what the figures say, then the fixes made. */
 const HAND_WRITTEN = ["NOTES.md", "FIXES.md"].map((f) => join(PERF_DIR, f));
 
@@ -137,6 +142,19 @@ function writeDoc(ran: Ran[]): void {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2).filter((a) => a !== "--");
+  // --minutes N / --minutes=N: the soak's length.
+  for (let i = args.length - 1; i >= 0; i--) {
+    const m = /^--minutes(?:=(.*))?$/.exec(args[i]!);
+    if (!m) continue;
+    const value = m[1] ?? args[i + 1];
+    if (value === undefined || !(Number(value) > 0)) {
+      console.error(`bench: --minutes needs a number of minutes greater than 0, got ${value ?? "nothing"}`);
+      process.exitCode = 2;
+      return;
+    }
+    process.env.SVC_SOAK_MINUTES = value;
+    args.splice(i, m[1] === undefined ? 2 : 1);
+  }
   const quickMode = args.includes("--quick");
   if (quickMode) process.env.SVC_BENCH_QUICK = "1";
   const filters = args.filter((a) => !a.startsWith("--"));
@@ -144,7 +162,7 @@ async function main(): Promise<void> {
   const files = readdirSync(BENCH_DIR)
     .filter((f) => f.endsWith(".bench.ts"))
     .sort()
-    .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+    .filter((f) => (filters.length === 0 ? !OPT_IN.includes(f) : filters.some((x) => f.includes(x))));
   if (files.length === 0) {
     console.error(`bench: no bench/*.bench.ts matches ${filters.join(", ")}`);
     process.exitCode = 2;

@@ -127,7 +127,20 @@ export function httpJson<T>(addr: string, method: string, path: string, body?: u
  */
 export async function startDaemon(
   dir: string,
-  opts: { keepData?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv; /** Answers of GET /api/status that mean "up" (default 200; 401 under auth). */ readyStatus?: number } = {},
+  opts: {
+    keepData?: boolean;
+    timeoutMs?: number;
+    env?: NodeJS.ProcessEnv;
+    /** Answers of GET /api/status that mean "up" (default 200; 401 under auth). */
+    readyStatus?: number;
+    /**
+     * Node's own flags (`--trace-gc`, which NODE_OPTIONS refuses): node is then started directly, with the
+     * environment bin/svcd would give it (one malloc arena).
+     */
+    nodeArgs?: string[];
+    /** Every chunk svcd writes to stdout or stderr. */
+    onOutput?: (chunk: string) => void;
+  } = {},
 ): Promise<Daemon> {
   ensureBuild();
   const dataDir = join(dir, ".svc");
@@ -138,13 +151,22 @@ export async function startDaemon(
   const t0 = performance.now();
   // `node` on PATH, as the launcher runs it: this process's own first.
   const path = `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`;
-  const proc = spawn("/bin/sh", [LAUNCHER, "-c", join(dir, "svc.yaml")], {
-    cwd: dir,
-    env: { ...process.env, PATH: path, ...opts.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const args = ["-c", join(dir, "svc.yaml")];
+  const proc = opts.nodeArgs
+    ? spawn(process.execPath, [...opts.nodeArgs, ENTRY, ...args], {
+        cwd: dir,
+        env: { ...process.env, PATH: path, MALLOC_ARENA_MAX: "1", SVCD_LAUNCHER_ENV: "MALLOC_ARENA_MAX", ...opts.env },
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+    : spawn("/bin/sh", [LAUNCHER, ...args], {
+        cwd: dir,
+        env: { ...process.env, PATH: path, ...opts.env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
   const keep = (c: Buffer) => {
-    out += c.toString();
+    const text = c.toString();
+    opts.onOutput?.(text);
+    out += text;
     if (out.length > 131_072) out = out.slice(-65_536);
   };
   proc.stdout!.on("data", keep);
