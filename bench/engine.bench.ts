@@ -13,7 +13,7 @@
 import type { RunRecord } from "../src/store/types.js";
 import { join } from "node:path";
 import { ROOT } from "./helpers/daemon.js";
-import { engineRig, WarpClock, type Rig } from "./helpers/engineRig.js";
+import { engineRate, engineRig, WarpClock, type Rig } from "./helpers/engineRig.js";
 import { writeChart } from "./helpers/svg.js";
 import { closedLoopRate, parseDateNs, POSIX_SPAWN, rawBurstDelays, rawRun } from "./helpers/raw.js";
 import { describe, median, pct, quick, round, sig } from "./helpers/stats.js";
@@ -110,31 +110,6 @@ async function dispatchDelay(
 }
 
 // ---- throughput ----
-
-/** Manual runs of `t` kept `inFlight` at a time for `ms`; completed runs per second. */
-function engineRate(rig: Rig, inFlight: number, ms: number): Promise<number> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const end = t0 + ms;
-    let done = 0;
-    let running = 0;
-    const submit = () => {
-      running++;
-      rig.engine.runNow("t", { triggeredBy: "bench" });
-    };
-    const off = rig.bus.on("run:status", ({ run }) => {
-      if (run.job_name !== "t" || !TERMINAL.has(run.status)) return;
-      running--;
-      if (run.status === "SUCCESS") done++;
-      if (performance.now() < end) submit();
-      else if (running === 0) {
-        off();
-        resolve((done * 1_000) / (performance.now() - t0));
-      }
-    });
-    for (let i = 0; i < inFlight; i++) submit();
-  });
-}
 
 async function throughput(
   inFlight: number,

@@ -36,7 +36,7 @@ import type { AddressInfo } from "node:net";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { cpuMs, httpJson, memMb, ROOT, startDaemon, type Daemon } from "./helpers/daemon.js";
+import { cpuMs, memMb, ROOT, startDaemon, type Daemon } from "./helpers/daemon.js";
 import { idleJobsYaml, writeTempProject } from "./helpers/projectGen.js";
 import { median, pct, round, sig, sleep, sleepUntil } from "./helpers/stats.js";
 import { writePanels } from "./helpers/svg.js";
@@ -144,6 +144,20 @@ interface Sample {
   jobsMs: number;
 }
 
+/** Connection errors on an idle keep-alive socket, retried once (the request never reached svcd's handlers). */
+const RESETS = { count: 0 };
+
+/** GET, retried once when the connection was reset or closed before an answer. */
+async function get<T = unknown>(d: Daemon, path: string): Promise<{ status: number; body: T; ms: number }> {
+  try {
+    return await d.get<T>(path);
+  } catch (e) {
+    if (!/ECONNRESET|EPIPE|socket hang up/.test((e as Error).message)) throw e;
+    RESETS.count++;
+    return d.get<T>(path);
+  }
+}
+
 interface Counters {
   triggers: number;
   triggerErrors: string[];
@@ -223,7 +237,7 @@ interface RunRow {
 async function newDispatches(d: Daemon, since: string, seen: Set<number>, errors: string[]): Promise<Array<{ at: number; delay: number }>> {
   const out: Array<{ at: number; delay: number }> = [];
   for (let page = 1; page <= 20; page++) {
-    const r = await d.get<{ rows: RunRow[] }>(`/api/db/job_runs?trigger=schedule&since=${encodeURIComponent(since)}&sort=id&order=asc&page_size=100&page=${page}`);
+    const r = await get<{ rows: RunRow[] }>(d, `/api/db/job_runs?trigger=schedule&since=${encodeURIComponent(since)}&sort=id&order=asc&page_size=100&page=${page}`);
     if (r.status !== 200) {
       errors.push(`GET /api/db/job_runs: ${r.status}`);
       break;
@@ -245,7 +259,7 @@ async function follow(d: Daemon, job: string, stopAt: number, c: Counters): Prom
   while (Date.now() < stopAt) {
     let runId = 0;
     try {
-      const r = await d.get<{ runs: Array<{ id: number }> }>(`/api/jobs/${job}?runs=1`);
+      const r = await get<{ runs: Array<{ id: number }> }>(d, `/api/jobs/${job}?runs=1`);
       if (r.status !== 200) c.pollErrors.push(`GET /api/jobs/${job}: ${r.status}`);
       else runId = r.body.runs[0]?.id ?? 0;
     } catch (e) {
@@ -353,16 +367,14 @@ export default async function soakBench(): Promise<BenchSection> {
     // Wall-clock :x2.5, between the 5 s and 6 s schedules' bursts.
     let next = Math.ceil((t0 - 2_500) / SAMPLE_MS) * SAMPLE_MS + 2_500;
     if (next - t0 < 5_000) next += SAMPLE_MS;
-    while (next <= stopAt) {
-      await sleepUntil(next);
-      next += SAMPLE_MS;
+    const sample = async (prev: { at: number; runs: number; cpu: number }): Promise<{ at: number; runs: number; cpu: number }> => {
       const now = Date.now();
       const mem = memMb(daemon.pid);
       const cpu = cpuMs(daemon.pid) ?? NaN;
       const fds = openFds(daemon.pid);
-      const status = await daemon.get("/api/status");
-      const jobs = await daemon.get("/api/jobs");
-      const metrics = await daemon.get<string>("/metrics");
+      const status = await get(daemon, "/api/status");
+      const jobs = await get(daemon, "/api/jobs");
+      const metrics = await get<string>(daemon, "/metrics");
       const text = typeof metrics.body === "string" ? metrics.body : "";
       if (status.status !== 200 || jobs.status !== 200 || metrics.status !== 200) {
         counters.pollErrors.push(`sample at ${Math.round((now - t0) / 1_000)} s: status ${status.status}, jobs ${jobs.status}, metrics ${metrics.status}`);
@@ -389,18 +401,27 @@ export default async function soakBench(): Promise<BenchSection> {
         statusMs: status.ms,
         jobsMs: jobs.ms,
       });
-      prev = { at: now, runs, cpu };
       const s = samples[samples.length - 1]!;
       process.stdout.write(
         `soak ${s.t}s: rss ${s.rssMb.toFixed(1)} MB, heap ${s.heapMb.toFixed(1)} MB, fds ${s.fds}, lag p99 ${s.lagP99Ms.toFixed(1)} ms, dispatch p99 ${s.dispatchP99Ms.toFixed(0)} ms, db ${s.dbMb.toFixed(1)} MB, wal ${s.walMb.toFixed(1)} MB, ${s.runsPerS.toFixed(1)} runs/s, cpu ${s.cpuPct.toFixed(0)} %, load ${s.load1.toFixed(1)}\n`,
       );
+      return { at: now, runs, cpu };
+    };
+    while (next <= stopAt) {
+      await sleepUntil(next);
+      next += SAMPLE_MS;
+      try {
+        prev = await sample(prev);
+      } catch (e) {
+        counters.pollErrors.push(`sample at ${Math.round((Date.now() - t0) / 1_000)} s: ${(e as Error).message}`);
+      }
     }
     await Promise.all(load);
     // What the daemon says about the whole run, before it stops.
-    const finished = await daemon.get<{ total: number }>("/api/db/job_runs?status=SUCCESS&page_size=25");
-    const failed = await daemon.get<{ total: number }>("/api/db/job_runs?status=FAILED&page_size=25");
-    const alertRows = await daemon.get<{ total: number }>("/api/db/alerts?page_size=25");
-    const stuck = await daemon.get<{ total: number }>("/api/db/job_runs?status=RUNNING&page_size=25");
+    const finished = await get<{ total: number }>(daemon, "/api/db/job_runs?status=SUCCESS&page_size=25");
+    const failed = await get<{ total: number }>(daemon, "/api/db/job_runs?status=FAILED&page_size=25");
+    const alertRows = await get<{ total: number }>(daemon, "/api/db/alerts?page_size=25");
+    const stuck = await get<{ total: number }>(daemon, "/api/db/job_runs?status=RUNNING&page_size=25");
     await daemon.stop();
     return report({ minutes, win, samples, gcs, dispatches, counters, kept: { success: finished.body.total, failed: failed.body.total, alerts: alertRows.body.total, running: stuck.body.total } });
   } finally {
@@ -529,7 +550,7 @@ function report(o: Outcome): BenchSection {
       value: counters.triggerErrors.length + counters.wsErrors.length + counters.pollErrors.length + o.kept.running,
       unit: "count",
       notes:
-        `${counters.wsRuns} runs followed to their end over WebSocket (${counters.wsLines} lines); ${counters.alerts} alerts received by the webhook receiver, ${o.kept.alerts} alert rows kept; runs RUNNING at the end: ${o.kept.running}` +
+        `${RESETS.count} GETs retried after a reset keep-alive connection; ${counters.wsRuns} runs followed to their end over WebSocket (${counters.wsLines} lines); ${counters.alerts} alerts received by the webhook receiver, ${o.kept.alerts} alert rows kept; runs RUNNING at the end: ${o.kept.running}` +
         [...counters.triggerErrors, ...counters.wsErrors, ...counters.pollErrors].slice(0, 3).map((e) => `; ${e}`).join(""),
     },
   ];

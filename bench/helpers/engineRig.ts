@@ -80,3 +80,30 @@ export async function engineRig(yaml: string, daemonYaml: string, clock: Clock):
     },
   };
 }
+
+const TERMINAL = new Set(["SUCCESS", "FAILED", "SKIPPED"]);
+
+/** Manual runs of job `t` kept `inFlight` at a time for `ms` through `engine.runNow`; completed (SUCCESS) runs per second. */
+export function engineRate(rig: Rig, inFlight: number, ms: number): Promise<number> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const end = t0 + ms;
+    let done = 0;
+    let running = 0;
+    const submit = () => {
+      running++;
+      rig.engine.runNow("t", { triggeredBy: "bench" });
+    };
+    const off = rig.bus.on("run:status", ({ run }) => {
+      if (run.job_name !== "t" || !TERMINAL.has(run.status)) return;
+      running--;
+      if (run.status === "SUCCESS") done++;
+      if (performance.now() < end) submit();
+      else if (running === 0) {
+        off();
+        resolve((done * 1_000) / (performance.now() - t0));
+      }
+    });
+    for (let i = 0; i < inFlight; i++) submit();
+  });
+}

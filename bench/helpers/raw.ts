@@ -134,3 +134,38 @@ export function rawBurstInFreshNode(n: number, cmd: string[], env: Record<string
     });
   });
 }
+
+/** The body of rawLoopInFreshNode's child: `total` spawns of `cmd`, `inFlight` at a time, then the rate on stdout. */
+const FRESH_LOOP = `
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+const [total, inFlight, env, ...cmd] = JSON.parse(process.argv[1]);
+let started = 0;
+const t0 = performance.now();
+await Promise.all(Array.from({ length: inFlight }, async () => {
+  while (started < total) {
+    started++;
+    const c = spawn(cmd[0], cmd.slice(1), { cwd: "/", env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    c.stdout.on("data", () => {});
+    c.stderr.on("data", () => {});
+    const closed = Promise.all([once(c.stdout, "close"), once(c.stderr, "close")]);
+    await once(c, "exit");
+    await closed;
+  }
+}));
+process.stdout.write(String((total * 1000) / (performance.now() - t0)));
+`;
+
+/**
+ * `total` raw `child_process.spawn`s of `cmd` (pipes, detached, as svc starts a job), `inFlight` at a time,
+ * from a fresh, minimal Node process: spawns per second. The floor a Node scheduler would pay with
+ * child_process, independent of how big the benchmark process is.
+ */
+export function rawLoopInFreshNode(total: number, inFlight: number, cmd: string[], env: Record<string, string> = ENV): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ["--input-type=module", "-e", FRESH_LOOP, JSON.stringify([total, inFlight, env, ...cmd])], { timeout: 120_000 }, (err, stdout) => {
+      if (err) reject(err);
+      else resolve(Number(stdout.trim()));
+    });
+  });
+}
