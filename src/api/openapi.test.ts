@@ -26,6 +26,8 @@ const EXPECTED = [
   "POST /api/jobs/resume",
   "POST /api/jobs/run",
   "GET /api/cycles/{id}",
+  "GET /api/jobs/{name}/why",
+  "GET /api/db/non_runs",
   "GET /api/runs/{id}",
   "GET /api/runs/{id}/logs",
   "GET /api/runs/{id}/outputs",

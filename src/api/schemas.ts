@@ -112,6 +112,26 @@ export const alertRowSchema = {
   },
 } as const;
 
+export const nonRunSchema = {
+  type: "object",
+  required: ["id", "job_name", "reason", "detail", "count", "first_at", "last_at"],
+  properties: {
+    id: int,
+    job_name: str,
+    reason: { type: "string", enum: ["paused", "upstream_failed", "missed", "excluded"] },
+    detail: str,
+    cycle_id: strOrNull,
+    upstream: strOrNull,
+    upstream_run_id: intOrNull,
+    first_slot: strOrNull,
+    last_slot: strOrNull,
+    count: int,
+    first_at: str,
+    last_at: str,
+    after_run_id: int,
+  },
+} as const;
+
 export const configIssueSchema = {
   type: "object",
   required: ["file", "line", "column", "path", "message"],

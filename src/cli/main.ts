@@ -30,6 +30,7 @@ import { register as registerService } from "./commands/service.js";
 import { register as registerShow } from "./commands/show.js";
 import { register as registerStatus } from "./commands/status.js";
 import { register as registerTags } from "./commands/tags.js";
+import { register as registerWhy } from "./commands/why.js";
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, processOutput, type Output } from "./output.js";
 
 /**
@@ -46,6 +47,7 @@ const GROUPS: RegisterCommands[] = [
   registerLifecycle,
   registerStatus,
   registerShow,
+  registerWhy,
   registerJobs,
   registerLogs,
   registerHistory,

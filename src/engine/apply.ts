@@ -84,6 +84,9 @@ export function writeEffects(ctx: EngineContext, effects: readonly Effect[], pum
       case "log":
         after.push(() => ctx.log[e.level](e.fields, e.message));
         break;
+      case "nonRun":
+        ctx.store.nonRuns.record({ ...e.entry, at });
+        break;
       case "start":
         break;
     }

@@ -47,6 +47,14 @@ ${extract.replace(/^/gm, "    ")}
   return r.value;
 }
 
+/** The trace that transform (after:extract) will not run in cycle c1, left when extract's run 1 fails for good. */
+function transformNotRun(error: string): Effect {
+  return {
+    kind: "nonRun",
+    entry: { job_name: "transform", reason: "upstream_failed", detail: `upstream extract FAILED (run 1: ${error})`, cycle_id: "c1", upstream: "extract", upstream_run_id: 1 },
+  };
+}
+
 function row(id: number, job: string, status: RunStatus, over: Partial<RunRecord> = {}): RunRecord {
   return {
     id,
@@ -119,18 +127,20 @@ const failedEnd = (runId = 1, job = "extract", error = "exit code 3"): Effect[] 
 ];
 
 describe("the failure-policy table (retries exhausted)", () => {
-  it("alert: FAILED, on_failure fires, no downstream run", () => {
-    const w = { project: project("on_failure: alert") };
+  it("alert: FAILED, on_failure fires, no downstream run (a trace says why)", () => {
+    const w = { project: project("on_failure: alert"), cycle: [row(1, "extract", "RUNNING")] };
     expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt))).toEqual([
       ...failedEnd(),
+      transformNotRun("exit code 3"),
       { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
     ]);
   });
 
-  it("ignore: FAILED, logged, nothing else", () => {
-    const w = { project: project("on_failure: ignore") };
+  it("ignore: FAILED, logged, nothing else (but the trace of the downstream run that will not happen)", () => {
+    const w = { project: project("on_failure: ignore"), cycle: [row(1, "extract", "RUNNING")] };
     expect(run(w, row(1, "extract", "RUNNING"), ended(failedAttempt))).toEqual([
       ...failedEnd(),
+      transformNotRun("exit code 3"),
       { kind: "log", level: "info", fields: { job: "extract", run_id: 1, error: "exit code 3" }, message: "run failed (on_failure: ignore)" },
     ]);
   });
@@ -212,19 +222,21 @@ describe("retries", () => {
   });
 
   it("retries exhausted (attempt 1 + retries): the failure policy instead", () => {
-    const w = { project: project("retries: 2\non_failure: alert") };
+    const w = { project: project("retries: 2\non_failure: alert"), cycle: [row(1, "extract", "RUNNING")] };
     expect(run(w, row(1, "extract", "RUNNING", { attempt: 3 }), ended(failedAttempt))).toEqual([
       ...failedEnd(),
+      transformNotRun("exit code 3"),
       { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
     ]);
   });
 
   it("a stopped attempt (cancel, replace, pipeline stop) is not retried even with retries left", () => {
-    const w = { project: project("retries: 2") };
+    const w = { project: project("retries: 2"), cycle: [row(1, "extract", "RUNNING")] };
     const cancelled: AttemptResult = { exitCode: null, ok: false, hc: null, error: "cancelled", retryable: false };
     expect(run(w, row(1, "extract", "RUNNING"), ended(cancelled))).toEqual([
       { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { ...endPatch, exit_code: null, error: "cancelled" } },
       { kind: "jobState", job: "extract", patch: { last_failure: AT, lock_pid: null } },
+      transformNotRun("cancelled"),
       { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
     ]);
   });
@@ -284,12 +296,29 @@ describe("success and dependency triggering", () => {
     expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual([...successEnd, transformRun]);
   });
 
-  it("a paused downstream job is not triggered (logged)", () => {
+  it("a paused downstream job is not triggered (logged, and a trace says why)", () => {
     const w = { project: project(""), cycle: [row(1, "extract", "RUNNING")], previous: "FAILED" as const, paused: ["transform"] };
     expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual([
       ...successEnd,
       { kind: "log", level: "info", fields: { job: "transform", upstream: "extract", cycle_id: "c1" }, message: "job is paused: not triggered" },
+      {
+        kind: "nonRun",
+        entry: {
+          job_name: "transform",
+          reason: "paused",
+          detail: "paused: not triggered when extract succeeded (run 1)",
+          cycle_id: "c1",
+          upstream: "extract",
+          upstream_run_id: 1,
+        },
+      },
     ]);
+  });
+
+  it("a failed end leaves no trace for a downstream job that already has a live run in the cycle, nor for a time-scheduled one", () => {
+    const w = { project: project("on_failure: alert"), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", "PENDING")] };
+    const effects = run(w, row(1, "extract", "RUNNING"), ended({ exitCode: 3, ok: false, hc: null, error: "exit code 3", retryable: true }));
+    expect(effects.filter((e) => e.kind === "nonRun")).toEqual([]);
   });
 
   it("nothing new in a halted cycle", () => {
@@ -311,12 +340,13 @@ describe("success and dependency triggering", () => {
 
 describe("dispatch errors and lost runs", () => {
   it("a dispatch error: FAILED with the attempt and the reason in the log, never retried", () => {
-    const w = { project: project("retries: 3") };
+    const w = { project: project("retries: 3"), cycle: [row(1, "extract", "PENDING")] };
     const error = "dispatch: no value for outputs.x.y in this cycle (c1)";
     expect(run(w, row(1, "extract", "PENDING"), { kind: "dispatchFailed", attemptNo: 1, error })).toEqual([
       { kind: "transition", runId: 1, from: "PENDING", to: "FAILED", patch: { attempt: 1, error, finished_at: AT, duration_ms: 0 } },
       { kind: "logLine", runId: 1, stream: "stderr", line: `svc: ${error}` },
       { kind: "jobState", job: "extract", patch: { last_failure: AT } },
+      transformNotRun(error),
       { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
     ]);
   });

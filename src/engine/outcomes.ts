@@ -1,5 +1,5 @@
 import type { JobConfig } from "../config/types.js";
-import type { JobStateRow, LogStream, NewRun, RunPatch, RunRecord, RunStatus } from "../store/types.js";
+import type { JobStateRow, LogStream, NewNonRun, NewRun, RunPatch, RunRecord, RunStatus } from "../store/types.js";
 import type { AttemptResult } from "./attempt.js";
 import { defaultParams, secretParamNames } from "../config/params.js";
 import { retryDelayMs } from "./retryDelay.js";
@@ -46,7 +46,9 @@ export type Effect =
   | { kind: "halt"; cycleId: string }
   /** Look at the queue again at `at` (a retry instant), not only at the next whole-second tick. */
   | { kind: "wake"; at: number }
-  | { kind: "log"; level: "info" | "warn"; fields: Record<string, unknown>; message: string };
+  | { kind: "log"; level: "info" | "warn"; fields: Record<string, unknown>; message: string }
+  /** A trace of a run that will not happen (non_runs, `svc why`): a log line is gone with the log. */
+  | { kind: "nonRun"; entry: Omit<NewNonRun, "at"> };
 
 /**
  * What decide may know. The lists a decision needs only sometimes are read on
@@ -242,6 +244,8 @@ class Decision {
       this.push({ kind: "notify", event: "on_retry", runId: run.id, previousStatus: null });
       return;
     }
+    // Its dependency-triggered jobs will not run in this cycle (on_failure: skip records SKIPPED rows instead).
+    if (job.onFailure !== "skip") this.notTriggered(run);
     switch (job.onFailure) {
       case "alert":
         this.push({ kind: "notify", event: "on_failure", runId: run.id, previousStatus: null });
@@ -255,6 +259,33 @@ class Decision {
       case "ignore":
         this.push({ kind: "log", level: "info", fields: { job: job.name, run_id: run.id, error: run.error }, message: "run failed (on_failure: ignore)" });
         return;
+    }
+  }
+
+  /**
+   * A run of U ended FAILED for good in cycle C: each dependency-triggered job
+   * downstream of U that has no run in C leaves a trace that it will not run
+   * there (`upstream_failed`), for `svc why`. Its own downstream jobs are
+   * explained through it.
+   */
+  private notTriggered(run: RunRecord): void {
+    const downs = this.facts.downstreams.of(run.job_name);
+    if (downs.length === 0) return;
+    const inCycle = this.facts.cycle.runs();
+    for (const name of downs) {
+      if (!this.facts.downstreams.job(name)?.dependencyTriggered) continue;
+      if (inCycle.some((r) => r.job_name === name && r.status !== "FAILED" && r.status !== "SKIPPED")) continue;
+      this.push({
+        kind: "nonRun",
+        entry: {
+          job_name: name,
+          reason: "upstream_failed",
+          detail: `upstream ${run.job_name} FAILED (run ${run.id}${run.error ? `: ${run.error}` : ""})`,
+          cycle_id: run.cycle_id,
+          upstream: run.job_name,
+          upstream_run_id: run.id,
+        },
+      });
     }
   }
 
@@ -275,6 +306,17 @@ class Decision {
       if (!job || !job.dependencyTriggered) continue;
       if (downstreams.paused(name)) {
         this.push({ kind: "log", level: "info", fields: { job: name, upstream: run.job_name, cycle_id: run.cycle_id }, message: "job is paused: not triggered" });
+        this.push({
+          kind: "nonRun",
+          entry: {
+            job_name: name,
+            reason: "paused",
+            detail: `paused: not triggered when ${run.job_name} succeeded (run ${run.id})`,
+            cycle_id: run.cycle_id,
+            upstream: run.job_name,
+            upstream_run_id: run.id,
+          },
+        });
         continue;
       }
       const live = inCycle.some((r) => r.job_name === name && r.status !== "FAILED" && r.status !== "SKIPPED");

@@ -128,6 +128,7 @@ export class Scheduler {
           { job: job.name, slot: entry.raw.utc, reason: entry.raw.excluded },
           `job ${job.name}: slot ${describeSlot(entry.raw)} excluded (${entry.raw.excluded}): no run`,
         );
+        this.trace(job, "excluded", p.slotAt, `excluded: ${entry.raw.excluded}`);
         this.arm(job, p.slotAt, entry.paused);
       } else if (p.action === "run") {
         if (this.fire(job, p.slotAt, "scheduler")) created++;
@@ -139,6 +140,7 @@ export class Scheduler {
         this.arm(job, Math.max(p.slotAt, bound), false);
       } else {
         this.ctx.log.info({ job: job.name, slot: new Date(p.slotAt).toISOString() }, "job is paused: scheduled slot skipped");
+        this.trace(job, "paused", p.slotAt, "paused: scheduled slot skipped");
         this.arm(job, now, true);
         break;
       }
@@ -197,6 +199,14 @@ export class Scheduler {
     return slot;
   }
 
+  /**
+   * A slot that makes no run leaves a trace (non_runs) besides its log line, for `svc why`;
+   * consecutive ones of one reason are one row. Called inside the tick's transaction.
+   */
+  private trace(job: JobConfig, reason: "paused" | "excluded" | "missed", slotAt: number, detail: string): void {
+    this.ctx.store.nonRuns.record({ job_name: job.name, reason, detail, slot: new Date(slotAt).toISOString(), at: new Date(this.ctx.clock.now()).toISOString() });
+  }
+
   /** Creates the run of one slot; false when that slot already has one. */
   private fire(job: JobConfig, slotAt: number, triggeredBy: "scheduler" | "catchup"): boolean {
     try {
@@ -236,10 +246,12 @@ export class Scheduler {
     const fields = { job: job.name, missed: new Date(firstMissed).toISOString() };
     if (!job.catchup || paused) {
       this.ctx.log.warn(fields, `job ${job.name}: missed its slot because ${why}; catchup is ${paused ? "off while paused" : "false"}, waiting for the next slot`);
+      this.trace(job, "missed", firstMissed, `missed: ${why}; catchup is ${paused ? "off while paused" : "false"}`);
       return false;
     }
     if (!latest) {
       this.ctx.log.warn(fields, `job ${job.name}: missed its slot because ${why}; it is outside scheduler.catchup_window, waiting for the next slot`);
+      this.trace(job, "missed", firstMissed, `missed: ${why}; the slot is outside scheduler.catchup_window`);
       return false;
     }
     this.ctx.log.info({ ...fields, slot: describeSlot(latest) }, `job ${job.name}: catching up a missed slot`);

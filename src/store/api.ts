@@ -7,6 +7,9 @@ import type {
   AlertStatus,
   IntegrationStatusRow,
   JobStateRow,
+  NewNonRun,
+  NonRunReason,
+  NonRunRow,
   LogLine,
   LogStream,
   NewRun,
@@ -40,6 +43,8 @@ export interface Store {
   readonly backfills: BackfillsStore;
   /** The dashboard's timeline: runs overlapping a time window (timeline.ts). */
   readonly timeline: TimelineStore;
+  /** Why runs did not happen (non_runs, `svc why`). */
+  readonly nonRuns: NonRunsStore;
   /** Runs fn in one IMMEDIATE transaction (nested calls join the outer one). */
   tx<T>(fn: () => T): T;
   /** Retention (SPEC rule 12). Returns the counts deleted. */
@@ -89,6 +94,8 @@ export interface ReadStore {
   readonly integrations: Pick<IntegrationStatusStore, "all" | "get">;
   readonly timeline: TimelineStore;
   readonly backfills: Pick<BackfillsStore, "get" | "list">;
+
+  readonly nonRuns: Pick<NonRunsStore, "search">;
   exportAll(): StoreExport;
   integrityCheck(): string;
   backup(path: string): Promise<BackupResult>;
@@ -259,6 +266,13 @@ export interface AlertsStore {
   requeue(id: number): AlertRow;
   pending(): AlertRow[];
   search(q: { job?: string; status?: AlertStatus }, limit: number, offset: number): Slice<AlertRow>;
+}
+
+export interface NonRunsStore {
+  /** Records a run that did not happen; a slot extends the job's newest row of the same reason and detail until the job runs again. */
+  record(e: NewNonRun): NonRunRow;
+  /** Newest first. */
+  search(q: { job?: string; reason?: NonRunReason; cycle_id?: string }, limit: number, offset: number): Slice<NonRunRow>;
 }
 
 export interface IntegrationStatusStore {

@@ -28,9 +28,10 @@ describe("migrations", () => {
       { version: 2, name: "log_search" },
       { version: 3, name: "run_attempts_and_timeline" },
       { version: 4, name: "params_backfill" },
+      { version: 5, name: "non_runs" },
     ]);
     expect(names(db, "table")).toEqual(
-      expect.arrayContaining(["job_runs", "run_tags", "job_state", "run_logs", "run_log_spans", "run_logs_fts", "run_outputs", "alerts", "integration_status", "store_meta", "run_attempts"]),
+      expect.arrayContaining(["job_runs", "run_tags", "job_state", "run_logs", "run_log_spans", "run_logs_fts", "run_outputs", "alerts", "integration_status", "store_meta", "run_attempts", "non_runs"]),
     );
     expect(names(db, "index")).toEqual(
       expect.arrayContaining(["job_runs_slot", "job_runs_job", "job_runs_status", "job_runs_created", "run_outputs_cycle", "alerts_status"]),

@@ -19,6 +19,7 @@ import { SqliteJobState } from "./jobState.js";
 import { LogWriter } from "./logWriter.js";
 import { SqliteLogs } from "./logs.js";
 import { openDatabase } from "./open.js";
+import { SqliteNonRuns } from "./nonRuns.js";
 import { SqliteOutputs } from "./outputs.js";
 import { Retention } from "./retention.js";
 import { SqliteRuns, toRun } from "./runs.js";
@@ -73,6 +74,8 @@ export class SqliteStore implements Store {
   readonly integrations: SqliteIntegrations;
   readonly timeline: SqliteTimeline;
   readonly backfills: SqliteBackfills;
+
+  readonly nonRuns: SqliteNonRuns;
   private readonly writer: LogWriter;
   private readonly indexer: FtsIndexer;
   private readonly retention: Retention;
@@ -105,6 +108,8 @@ export class SqliteStore implements Store {
     this.alerts = new SqliteAlerts(db);
     this.integrations = new SqliteIntegrations(db);
     this.backfills = new SqliteBackfills(db);
+
+    this.nonRuns = new SqliteNonRuns(db);
     this.retention = new Retention(db, this.indexer);
   }
 

@@ -175,6 +175,43 @@ export interface OutputRow {
   created_at: string;
 }
 
+/** Why a run did not happen (non_runs, `svc why`). */
+export type NonRunReason = "paused" | "upstream_failed" | "missed" | "excluded";
+
+/** A trace of runs that did not happen: one skipped slot or cycle, or consecutive slots of one reason. */
+export interface NonRunRow {
+  id: number;
+  job_name: string;
+  reason: NonRunReason;
+  /** For people: `paused: scheduled slot skipped`, `upstream extract FAILED (run 41)`. */
+  detail: string;
+  /** The cycle a dependency-triggered job did not run in; null for slots. */
+  cycle_id: string | null;
+  upstream: string | null;
+  upstream_run_id: number | null;
+  /** The first and last scheduled slot this row stands for (null for cycles). */
+  first_slot: string | null;
+  last_slot: string | null;
+  /** How many slots (or 1 for a cycle). */
+  count: number;
+  first_at: string;
+  last_at: string;
+  /** The job's newest run id when the row was opened. */
+  after_run_id: number;
+}
+
+export interface NewNonRun {
+  job_name: string;
+  reason: NonRunReason;
+  detail: string;
+  cycle_id?: string | null;
+  upstream?: string | null;
+  upstream_run_id?: number | null;
+  slot?: string | null;
+  /** When it was recorded (ISO UTC). */
+  at: string;
+}
+
 export interface AlertRow {
   id: number;
   job_name: string;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { PageRequest, RunQuery } from "../../store/api.js";
-import type { AlertStatus, LogStream, RunStatus, Trigger } from "../../store/types.js";
+import type { AlertStatus, LogStream, NonRunReason, RunStatus, Trigger } from "../../store/types.js";
 import type { ApiDeps } from "../deps.js";
 import { badRequest } from "../errors.js";
 import {
@@ -9,6 +9,7 @@ import {
   jobNameSchema,
   jobStateSchema,
   logLineSchema,
+  nonRunSchema,
   outputRowSchema,
   pageOf,
   pageQuery,
@@ -190,6 +191,31 @@ export function dbRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache):
     async (request) => {
       const { limit, offset, ...q } = request.query;
       return store.alerts.search(definedOnly(q), limit, offset);
+    },
+  );
+
+  app.get<{ Querystring: { job?: string; reason?: NonRunReason; cycle_id?: string; limit: number; offset: number } }>(
+    "/api/db/non_runs",
+    {
+      schema: {
+        summary: "Traces of runs that did not happen (paused, excluded or missed slots; cycles a job was not triggered in), newest first",
+        description: "Beyond CONTRACT §4 (issue 25, `svc why`). Consecutive skipped slots of one job for one reason are one row with `count`, `first_slot` and `last_slot`.",
+        tags,
+        querystring: {
+          type: "object",
+          properties: {
+            job: jobNameSchema,
+            reason: { type: "string", enum: ["paused", "upstream_failed", "missed", "excluded"] },
+            cycle_id: uuid,
+            ...sliceQuery(DB_LIMIT_DEFAULT, DB_LIMIT_MAX),
+          },
+        },
+        response: { 200: sliceOf(nonRunSchema) },
+      },
+    },
+    async (request) => {
+      const { limit, offset, ...q } = request.query;
+      return store.nonRuns.search(definedOnly(q), limit, offset);
     },
   );
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { MAX_REASON_LENGTH } from "../../engine/engine.js";
+import { frequencyLabel } from "../../config/index.js";
 import type { RunRecord } from "../../store/types.js";
 import { planTagRun } from "../../engine/tagRun.js";
 import { jobConfigView } from "../configAccess.js";
@@ -8,6 +9,7 @@ import { badRequest, notFound } from "../errors.js";
 import { triggeredBy } from "../principal.js";
 import {
   alertRowSchema,
+  nonRunSchema,
   jobParams,
   jobStateSchema,
   runRecordSchema,
@@ -16,6 +18,7 @@ import {
 } from "../schemas.js";
 import type { ViewCache } from "../viewCache.js";
 import { activeRunsOf, emptyState, jobSummaries, upcoming } from "../views.js";
+import { explainJob } from "../why.js";
 
 const REASON = { type: "string", maxLength: MAX_REASON_LENGTH, description: "why (free text, max 500)" } as const;
 const TAG = { type: "string", pattern: TAG_PATTERN, description: "tag (lowercase letters, digits, hyphens; at most 32)" } as const;
@@ -139,6 +142,58 @@ export function jobRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache)
         next_runs: upcoming(deps, name, request.query.next),
         last_alert: store.alerts.search({ job: name }, 1, 0).rows[0] ?? null,
       };
+    },
+  );
+
+  app.get<NameParams>(
+    "/api/jobs/:name/why",
+    {
+      schema: {
+        summary: "Why the job is not running, or did not run when expected, from the records the daemon has (svc why)",
+        tags,
+        params: jobParams,
+        response: {
+          200: {
+            type: "object",
+            required: ["job", "frequency", "paused", "summary", "reasons", "last_run", "next_run", "non_runs"],
+            properties: {
+              job: { type: "string" },
+              frequency: { type: "string" },
+              paused: { type: "boolean" },
+              summary: { type: "string", description: "the first reason, in one line" },
+              reasons: {
+                type: "array",
+                items: {
+                  type: "object",
+                  required: ["code", "text", "hint", "at", "run_id", "cycle_id"],
+                  properties: {
+                    code: { type: "string" },
+                    text: { type: "string" },
+                    hint: { type: ["string", "null"] },
+                    at: { type: ["string", "null"] },
+                    run_id: { type: ["integer", "null"] },
+                    cycle_id: { type: ["string", "null"] },
+                  },
+                },
+              },
+              last_run: { anyOf: [runRecordSchema, { type: "null" }] },
+              next_run: { type: ["string", "null"] },
+              non_runs: { type: "array", items: nonRunSchema },
+            },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { name } = request.params;
+      const job = deps.project().jobs.get(name);
+      if (!job) throw notFound(`unknown job "${name}": it is not in svc.yaml (see GET /api/jobs)`);
+      const loaded = deps.configLoaded?.();
+      return explainJob(
+        { project: deps.project, store, engine, startedAt: deps.startedAt, configLoadedAt: loaded?.at ?? null, frequencyLabel },
+        job,
+        Date.now(),
+      );
     },
   );
 
