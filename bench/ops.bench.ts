@@ -19,7 +19,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { openStore } from "../src/store/index.js";
-import { startDaemon, type Daemon } from "./helpers/daemon.js";
+import { cpuMs, startDaemon, type Daemon } from "./helpers/daemon.js";
 import { fillRuns } from "./helpers/fillRuns.js";
 import { svcYaml, writeTempProject } from "./helpers/projectGen.js";
 import { median, pct, quick, round, sleep, sleepUntil } from "./helpers/stats.js";
@@ -124,7 +124,9 @@ export default async function opsBench(): Promise<BenchSection> {
     const text = String(first.body);
     const series = text.split("\n").filter((l) => l !== "" && !l.startsWith("#")).length;
     const times: number[] = [];
+    const cpu0 = cpuMs(d.pid);
     for (let i = 0; i < SCRAPES; i++) times.push((await d.get("/metrics")).ms);
+    const cpuPerScrape = ((cpuMs(d.pid) ?? 0) - (cpu0 ?? 0)) / SCRAPES;
     const p99 = pct(times, 99);
     results.push(
       {
@@ -135,6 +137,7 @@ export default async function opsBench(): Promise<BenchSection> {
         ok: p99 < TARGET_METRICS_P99_MS,
         notes: `median ${round(median(times), 1)} ms over ${SCRAPES} sequential requests; ${round(text.length / 1024)} KiB, ${series.toLocaleString("en")} samples`,
       },
+      { name: "svcd CPU time per /metrics scrape", value: round(cpuPerScrape, 1), unit: "ms", notes: "user + system time of the daemon over the sequential requests, divided by their number (load-independent)" },
     );
 
     // 2. The tick (heartbeat lateness) without / with / without a real Prometheus scraping every second.

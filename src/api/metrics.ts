@@ -5,6 +5,7 @@ import type { Engine } from "../engine/engine.js";
 import type { EventBus } from "../engine/events.js";
 import type { ReadStore } from "../store/api.js";
 import type { LogStream, RunRecord } from "../store/types.js";
+import { JobSeries, type JobGauges } from "./jobSeries.js";
 
 /**
  * Prometheus metrics (CONTRACT §7.4), on a registry of our own (never
@@ -46,7 +47,6 @@ export const DURATION_BUCKETS = [0.1, 0.5, 1, 5, 15, 30, 60, 300, 900, 1800, 360
 /** Start minus scheduled instant: 5 ms to 5 min. */
 export const DISPATCH_DELAY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-const JOB = "job_name";
 const LINT_FAILING_DEFAULTS = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
 
 export function createMetrics(deps: MetricsDeps): Metrics {
@@ -57,29 +57,10 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   // nodejs_active_handles, _requests and _resources (by type) say the same.
   for (const name of LINT_FAILING_DEFAULTS) registry.removeSingleMetric(name);
 
-  const runs = new Counter({
-    name: "svc_runs_total",
-    help: "Runs that reached their final status (SUCCESS, FAILED, SKIPPED) since svcd started, by job, status and trigger.",
-    labelNames: [JOB, "status", "trigger"],
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: "svc_run_duration_seconds",
-    help: "Duration of finished runs that started (first start to end, retries included), by job.",
-    labelNames: [JOB],
-    buckets: DURATION_BUCKETS,
-    registers: [registry],
-  });
   const dispatchDelay = new Histogram({
     name: "svc_dispatch_delay_seconds",
     help: "Start of a scheduled run minus its scheduled instant (first attempt; catch-up and backfill runs excluded).",
     buckets: DISPATCH_DELAY_BUCKETS,
-    registers: [registry],
-  });
-  const sla = new Counter({
-    name: "svc_sla_breaches_total",
-    help: "Runs that passed their job's sla while running, by job.",
-    labelNames: [JOB],
     registers: [registry],
   });
   const alerts = new Counter({
@@ -104,46 +85,20 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   for (const stream of ["stdout", "stderr", "healthcheck"] satisfies LogStream[]) logLines.inc({ stream }, 0);
 
   // Gauges, computed at scrape time.
-  const running = new Gauge({ name: "svc_runs_running", help: "Runs RUNNING now, by job.", labelNames: [JOB], registers: [registry] });
   const pending = new Gauge({ name: "svc_runs_pending", help: "Runs PENDING (waiting for a pool slot or their upstreams).", registers: [registry] });
   const retrying = new Gauge({ name: "svc_runs_retrying", help: "Runs RETRYING (waiting out a retry delay).", registers: [registry] });
-  const lastSuccess = new Gauge({
-    name: "svc_job_last_success_timestamp_seconds",
-    help: "When the job's last successful run finished (Unix time); absent for a job that never succeeded.",
-    labelNames: [JOB],
-    registers: [registry],
-  });
-  const nextRun = new Gauge({
-    name: "svc_job_next_run_timestamp_seconds",
-    help: "The job's next scheduled instant (Unix time); absent for manual and after: jobs.",
-    labelNames: [JOB],
-    registers: [registry],
-  });
-  const paused = new Gauge({ name: "svc_job_paused", help: "1 when the job is paused, else 0.", labelNames: [JOB], registers: [registry] });
   const dbSize = new Gauge({ name: "svc_db_size_bytes", help: "Size of the SQLite database file plus its -wal file.", registers: [registry] });
   const info = new Gauge({ name: "svc_info", help: "Always 1; the version label is svcd's.", labelNames: ["version"], registers: [registry] });
   info.set({ version: deps.version }, 1);
 
-  /** Job label sets seen by each per-job counter and histogram, so a job removed by reload drops them. */
-  const seen = new Map<string, { runs: Set<string>; duration: boolean; sla: boolean }>();
-  const seenFor = (job: string) => {
-    let s = seen.get(job);
-    if (!s) seen.set(job, (s = { runs: new Set(), duration: false, sla: false }));
-    return s;
-  };
+  const perJob = new JobSeries(DURATION_BUCKETS);
 
   /** FAILED is final only when no retry (FAILED -> RETRYING) or skip (FAILED -> SKIPPED) follows in the same turn. */
   const failedInTurn = new Map<number, RunRecord>();
 
   function countFinal(run: RunRecord): void {
     if (!project().jobs.has(run.job_name)) return; // removed by a reload: its series are gone
-    const s = seenFor(run.job_name);
-    runs.inc({ [JOB]: run.job_name, status: run.status, trigger: run.trigger });
-    s.runs.add(`${run.status}\u0000${run.trigger}`);
-    if (run.duration_ms !== null) {
-      duration.observe({ [JOB]: run.job_name }, run.duration_ms / 1000);
-      s.duration = true;
-    }
+    perJob.run(run.job_name, run.status, run.trigger, run.duration_ms === null ? null : run.duration_ms / 1000);
   }
 
   const unsubscribe = [
@@ -167,8 +122,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     }),
     bus.on("run:notify", ({ event, run }) => {
       if (event !== "on_sla_breach" || !project().jobs.has(run.job_name)) return;
-      sla.inc({ [JOB]: run.job_name });
-      seenFor(run.job_name).sla = true;
+      perJob.slaBreach(run.job_name);
     }),
     bus.on("run:logs", ({ lines }) => {
       let out = 0;
@@ -184,7 +138,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       if (hc > 0) logLines.inc({ stream: "healthcheck" }, hc);
     }),
     bus.on("alert:finished", ({ provider, status }) => alerts.inc({ provider, status })),
-    bus.on("config:reloaded", () => dropRemovedJobs()),
+    bus.on("config:reloaded", () => perJob.retain(project().jobs)),
   ];
 
   function observeDispatch(run: RunRecord): void {
@@ -195,53 +149,35 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     if (Number.isFinite(delay)) dispatchDelay.observe(Math.max(0, delay));
   }
 
-  function dropRemovedJobs(): void {
-    const jobs = project().jobs;
-    for (const [job, s] of seen) {
-      if (jobs.has(job)) continue;
-      for (const key of s.runs) {
-        const [status, trigger] = key.split("\u0000");
-        runs.remove({ [JOB]: job, status, trigger });
-      }
-      if (s.duration) duration.remove({ [JOB]: job });
-      if (s.sla) sla.remove({ [JOB]: job });
-      seen.delete(job);
-    }
-  }
-
   /** The gauges, from memory and one read of job_state (no job_runs query). */
-  function refresh(): void {
+  function gauges(): Map<string, JobGauges> {
     const jobs = project().jobs;
     const live = engine.liveRuns();
-    running.reset();
-    for (const name of jobs.keys()) running.set({ [JOB]: name }, live.runningByJob.get(name) ?? 0);
     pending.set(live.pending);
     retrying.set(live.retrying);
-
-    lastSuccess.reset();
-    paused.reset();
-    const pausedJobs = new Set<string>();
-    for (const state of store.jobState.all()) {
-      if (!jobs.has(state.job_name)) continue;
-      if (state.paused === 1) pausedJobs.add(state.job_name);
-      const at = state.last_success === null ? Number.NaN : Date.parse(state.last_success);
-      if (Number.isFinite(at)) lastSuccess.set({ [JOB]: state.job_name }, at / 1000);
-    }
-    nextRun.reset();
-    for (const name of jobs.keys()) {
-      paused.set({ [JOB]: name }, pausedJobs.has(name) ? 1 : 0);
-      const slot = engine.nextRun(name);
-      if (slot) nextRun.set({ [JOB]: name }, slot.at / 1000);
-    }
     dbSize.set(fileSize(deps.databasePath) + fileSize(`${deps.databasePath}-wal`));
+    const out = new Map<string, JobGauges>();
+    for (const name of jobs.keys()) {
+      const slot = engine.nextRun(name);
+      out.set(name, { running: live.runningByJob.get(name) ?? 0, lastSuccess: null, nextRun: slot ? slot.at / 1000 : null, paused: false });
+    }
+    for (const state of store.jobState.all()) {
+      const g = out.get(state.job_name);
+      if (!g) continue;
+      g.paused = state.paused === 1;
+      const at = state.last_success === null ? Number.NaN : Date.parse(state.last_success);
+      if (Number.isFinite(at)) g.lastSuccess = at / 1000;
+    }
+    return out;
   }
 
   let closed = false;
   return {
     contentType: registry.contentType,
     async render() {
-      refresh();
-      return registry.metrics();
+      const perJobText = perJob.render(gauges());
+      const text = await registry.metrics();
+      return `${text}${text.endsWith("\n") ? "" : "\n"}${perJobText}`;
     },
     reloaded(ok) {
       reloads.inc({ result: ok ? "success" : "failure" });

@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../../src/store/migrations/index.js";
 import { cleanup, project, runDaemonOnce, startDaemon, until } from "../helpers/daemonKit.js";
+import { parseExposition, sampleValue } from "../helpers/promText.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "fixtures", "releases");
 const releases = readdirSync(FIXTURES).filter((f) => /^svc-\d+\.\d+\.\d+\.db$/.test(f)).sort();
@@ -67,6 +68,12 @@ describe("upgrading from an earlier release's database", () => {
           expect((await d.api<{ outputs: { var_name: string; value: string }[] }>("GET", "/api/runs/1/outputs")).body.outputs).toMatchObject([{ var_name: "rows", value: "100" }]);
           const state = await d.api<{ rows: { job_name: string; paused: boolean | number }[] }>("GET", "/api/db/state");
           expect(state.body.rows.find((r) => r.job_name === "load")?.paused).toBeTruthy();
+          // Gauges read from the database are right from the first scrape after a (re)start.
+          const metrics = parseExposition((await d.api<string>("GET", "/metrics")).body);
+          const extract = state.body.rows.find((r) => r.job_name === "extract") as unknown as { last_success: string };
+          expect(sampleValue(metrics, "svc_job_last_success_timestamp_seconds", { job_name: "extract" })).toBe(Date.parse(extract.last_success) / 1000);
+          expect(sampleValue(metrics, "svc_job_paused", { job_name: "load" })).toBe(1);
+          expect(sampleValue(metrics, "svc_runs_total", { job_name: "extract", status: "SUCCESS", trigger: "schedule" })).toBeUndefined(); // counters start at zero
           // The lines the old daemon had not indexed yet become searchable.
           await until("the old lines to be searchable", async () => (await d.api<{ total: number }>("GET", "/api/db/run_logs?q=slow")).body.total === 11, 20_000);
 
