@@ -1,9 +1,8 @@
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { applyServerTimeouts, Authenticator, preloadValidation, buildApi, createMetrics, exposureWarning, httpTimeoutOptions, markUnixSocketRequest, type Metrics } from "../api/index.js";
+import { Authenticator, preloadValidation, buildApi, createMetrics, exposureWarning, type Metrics } from "../api/index.js";
 import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
 import type { DaemonConfig, ProjectConfig } from "../config/types.js";
 import type { ReloadResult } from "../api/index.js";
@@ -22,6 +21,8 @@ import { openAuditLog } from "./audit.js";
 import { digestConfigs, type LoadedConfig } from "./configDigest.js";
 import { createDaemonLog, type DaemonLog } from "./logging.js";
 import { acquirePidLock, type PidLock } from "./pidLock.js";
+import { startRetention } from "./retentionTimer.js";
+import { startUnixSocket } from "./unixSocket.js";
 import { startupProblem } from "./preflight.js";
 import { VERSION } from "../shared/version.js";
 
@@ -41,12 +42,8 @@ export class StartupError extends SvcError {
 }
 
 
-/** Retention's first pass, after startup (or after one `storage.retention.interval`, if shorter). */
-const RETENTION_FIRST_DELAY_MS = 30_000;
 /** Startup "next run" lines logged per event-loop turn. */
 const NEXT_RUN_LOG_SLICE = 200;
-/** sun_path is 108 bytes on Linux; longer socket paths cannot be bound. */
-const MAX_SOCKET_PATH = 107;
 /** How often the daemon checks that its data directory and database file are still there. */
 const DATA_DIR_CHECK_MS = 2_000;
 
@@ -71,7 +68,6 @@ export class Daemon {
   private daemonConfig!: DaemonConfig;
   private readonly startedAt = Date.now();
   private loadedConfig!: LoadedConfig;
-  private retentionTimer: NodeJS.Timeout | null = null;
   private nextRunsLog: NodeJS.Immediate | null = null;
   /** Set when the data directory or database file was removed: stop, put it back, start again. */
   private lost: { saveDatabase: boolean } | null = null;
@@ -192,7 +188,8 @@ export class Daemon {
         this.log.warn({ err: toError(e) }, "could not load the request validator yet (it loads at the first request)");
       }
     });
-    this.scheduleRetention();
+    const stopRetention = startRetention(this.store, this.daemonConfig.storage.retention, this.log);
+    if (stopRetention) this.onUndo("retention", stopRetention);
     this.watchDataDir(dbPath, dbFile);
 
     this.log.info(
@@ -237,54 +234,8 @@ export class Daemon {
     renameSync(`${addrFile}.tmp`, addrFile);
     this.onUndo("api.addr", () => rmSync(addrFile, { force: true }));
 
-    const sock = join(this.paths.dataDir, "svcd.sock");
-    if (Buffer.byteLength(sock) > MAX_SOCKET_PATH) {
-      this.log.warn({ path: sock }, "the Unix socket path is too long to bind (108 bytes max): svc will use HTTP through api.addr");
-      return;
-    }
-    rmSync(sock, { force: true }); // a stale socket: we hold the lock, so it is not another daemon's
-    const timeouts = this.daemonConfig.api.timeouts;
-    const unix: Server = createServer(httpTimeoutOptions(timeouts), (req, res) => {
-      markUnixSocketRequest(req);
-      app.routing(req, res);
-    });
-    applyServerTimeouts(unix, timeouts);
-    unix.on("upgrade", (req, socket, head) => {
-      markUnixSocketRequest(req);
-      app.server.emit("upgrade", req, socket, head);
-    });
-    await new Promise<void>((resolve, reject) => {
-      unix.once("error", reject);
-      // umask so the socket is never briefly reachable by others before the chmod
-      const old = process.umask(0o177);
-      unix.listen(sock, () => {
-        process.umask(old);
-        resolve();
-      });
-    });
-    chmodSync(sock, 0o600);
-    this.onUndo("unix socket", async () => {
-      unix.closeAllConnections();
-      await new Promise((r) => unix.close(() => r(undefined)));
-      rmSync(sock, { force: true });
-    });
-  }
-
-  private scheduleRetention(): void {
-    const { maxAgeMs, maxRunsPerJob, intervalMs } = this.daemonConfig.storage.retention;
-    if (maxAgeMs === null && maxRunsPerJob === null) return;
-    // vacuumAsync deletes in batches and yields between them, so a big prune never stalls the tick.
-    const run = async () => {
-      try {
-        const r = await this.store.vacuumAsync({ maxAgeMs, maxRunsPerJob }, Date.now());
-        this.log.info({ ...r }, `retention: pruned ${r.runsByAge} runs by age and ${r.runsByCap} by the per-job cap`);
-      } catch (e) {
-        this.log.error({ err: toError(e) }, "retention failed");
-      }
-      if (!this.stopping) this.retentionTimer = setTimeout(() => void run(), intervalMs).unref();
-    };
-    this.retentionTimer = setTimeout(() => void run(), Math.min(RETENTION_FIRST_DELAY_MS, intervalMs)).unref();
-    this.onUndo("retention", () => this.retentionTimer && clearTimeout(this.retentionTimer));
+    const closeSocket = await startUnixSocket(app, this.paths.dataDir, this.daemonConfig.api.timeouts, this.log);
+    if (closeSocket) this.onUndo("unix socket", closeSocket);
   }
 
   /**
