@@ -34,6 +34,7 @@ const EXPECTED = [
   "GET /ws/logs/{run_id}",
   "GET /api/timeline",
   "GET /api/timeline/changes",
+  "GET /api/upcoming",
   "GET /api/audit",
   "GET /api/tags",
   "GET /api/dag",

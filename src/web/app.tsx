@@ -17,6 +17,7 @@ import { useEffect } from "preact/hooks";
 // dagre is the heaviest dependency: the graph view is its own chunk.
 const GraphView = lazy(() => import("./views/Graph.js"), "the graph");
 const TimelineView = lazy(() => import("./views/Timeline.js"), "the timeline");
+const UpcomingView = lazy(() => import("./views/Upcoming.js"), "the upcoming runs");
 
 function NotFound({ route }: { route: Route }) {
   return (
@@ -42,6 +43,8 @@ function View({ route }: { route: Route }) {
       return <GraphView route={route} />;
     case "timeline":
       return <TimelineView route={route} />;
+    case "upcoming":
+      return <UpcomingView route={route} />;
     case "audit":
       return <AuditView route={route} />;
     case "db":
@@ -62,6 +65,7 @@ const TITLES: Record<string, string> = {
   runs: "Run",
   graph: "Graph",
   timeline: "Timeline",
+  upcoming: "Upcoming",
   audit: "Audit",
   db: "Database",
   integrations: "Integrations",

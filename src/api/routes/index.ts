@@ -17,6 +17,7 @@ import { observabilityRoutes } from "./observability.js";
 import { runRoutes } from "./runs.js";
 import { RunChanges } from "../runChanges.js";
 import { timelineRoutes } from "./timeline.js";
+import { upcomingRoutes } from "./upcoming.js";
 
 export interface RoutesOptions {
   deps: ApiDeps;
@@ -41,6 +42,7 @@ export async function allRoutes(app: FastifyInstance, opts: RoutesOptions): Prom
   backfillRoutes(app, deps);
   runRoutes(app, deps);
   timelineRoutes(app, deps, changes);
+  upcomingRoutes(app, deps);
   observabilityRoutes(app, deps);
   configRoutes(app, deps);
   dbRoutes(app, deps, views);

@@ -7,6 +7,7 @@ import { Badge } from "./StatusBadge.js";
 const NAV: [string, string, string][] = [
   ["", "#/", "Overview"],
   ["timeline", "#/timeline", "Timeline"],
+  ["upcoming", "#/upcoming", "Upcoming"],
   ["graph", "#/graph", "Graph"],
   ["audit", "#/audit", "Audit"],
   ["db", "#/db/job_runs", "Database"],

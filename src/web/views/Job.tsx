@@ -14,6 +14,7 @@ import { RunDialog } from "../components/RunDialog.js";
 import { lazy } from "../components/Lazy.js";
 
 const DurationChart = lazy(() => import("./DurationChart.js"), "the chart");
+const UpcomingPanel = lazy(() => import("./upcoming/Panel.js"), "the next runs");
 const STEP = 20;
 const MAX_RUNS = 500;
 
@@ -114,6 +115,10 @@ export function JobView({ name, route }: { name: string; route: Route }) {
                   {runs.length === 0 ? <Empty>No runs yet.</Empty> : <DurationChart runs={runs} />}
                 </section>
               </div>
+              <section class="card" aria-labelledby="upcoming-title">
+                <h2 id="upcoming-title">Upcoming (next 7 days)</h2>
+                <UpcomingPanel job={name} />
+              </section>
               <section class="card">
                 <h2>Runs</h2>
                 {runs.length === 0 ? (
