@@ -249,6 +249,7 @@ describe("11: alerts, relative times, -q/-v, restart, stop", () => {
     expect(await ok(["-q", "pause", "quick"])).toMatchObject({ stdout: "", stderr: "" });
     expect(await ok(["resume", "quick", "-q"])).toMatchObject({ stdout: "", stderr: "" });
     expect((await ok(["-q", "run", "quick"])).stdout).toBe("");
+    expect(await ok(["-q", "run", "quick", "--wait"])).toMatchObject({ stdout: "--- attempt 1 ---\nquick\n", stderr: "" });
     expect((await ok(["-q", "status"])).stdout).toMatch(/^JOB/);
     const v = await ok(["-v", "status"]);
     expect(v.stderr).toContain(`svc: daemon: ${p.dataDir}/svcd.sock (Unix socket, project ${p.path("svc.yaml")})`);

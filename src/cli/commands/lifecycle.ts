@@ -203,7 +203,8 @@ interface StopOpts {
   json?: boolean;
 }
 
-const DRAIN_POLL_MS = 500;
+/** How often `svc stop` looks at the draining runs (the API closes soon after the last one ends). */
+const DRAIN_POLL_MS = 200;
 
 /**
  * Asks the daemon to stop and waits until it is gone, saying what it waits
