@@ -230,12 +230,14 @@ export class Daemon {
     const addrFile = join(this.paths.dataDir, "api.addr");
     const exposed = exposureWarning(addr.address, this.address, this.daemonConfig);
     if (exposed) this.log.warn({ address: this.address }, exposed);
+    // The socket first: api.addr is what clients (and `svc start`) read as "ready", so whoever
+    // finds api.addr also finds the socket.
+    const closeSocket = await startUnixSocket(app, this.paths.dataDir, this.daemonConfig.api.timeouts, this.log);
+    if (closeSocket) this.onUndo("unix socket", closeSocket);
+
     writeFileSync(`${addrFile}.tmp`, `${this.address}\n`, { mode: 0o600 });
     renameSync(`${addrFile}.tmp`, addrFile);
     this.onUndo("api.addr", () => rmSync(addrFile, { force: true }));
-
-    const closeSocket = await startUnixSocket(app, this.paths.dataDir, this.daemonConfig.api.timeouts, this.log);
-    if (closeSocket) this.onUndo("unix socket", closeSocket);
   }
 
   /**
