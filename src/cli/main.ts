@@ -17,6 +17,7 @@ import { register as registerValidate } from "./commands/validate.js";
 import { registerClientOptions } from "./client/index.js";
 import { register as registerAlerts } from "./commands/alerts.js";
 import { register as registerAudit } from "./commands/audit.js";
+import { register as registerBackfill } from "./commands/backfill.js";
 import { register as registerBackup } from "./commands/backup.js";
 import { register as registerCompletion } from "./commands/completion.js";
 import { register as registerDash } from "./commands/dash.js";
@@ -52,6 +53,7 @@ const GROUPS: RegisterCommands[] = [
   registerLogs,
   registerHistory,
   registerAudit,
+  registerBackfill,
   registerAlerts,
   registerExport,
   registerBackup,

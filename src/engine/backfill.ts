@@ -3,7 +3,7 @@ import { checkParams, secretParamNames, type ParamIssue } from "../config/params
 import type { JobConfig } from "../config/types.js";
 import { slotsBetween } from "../schedule/nextRun.js";
 import { parseInstant } from "../shared/instant.js";
-import type { BackfillRecord, ParamValue, RunRecord } from "../store/types.js";
+import type { BackfillRecord, ParamValue } from "../store/types.js";
 import { nowIso, setStatuses, type EngineContext } from "./context.js";
 import { conflict, notFound, validationFailed } from "./errors.js";
 
@@ -110,13 +110,13 @@ export function planBackfill(ctx: EngineContext, job: JobConfig, req: BackfillRe
  * (`scheduled_for`), so the scheduler never runs it again; a rerun of a slot that has a run
  * leaves that claim where it is.
  */
-export function createBackfill(ctx: EngineContext, job: JobConfig, req: BackfillRequest, plan: BackfillPlan): { backfill: BackfillRecord; runs: RunRecord[] } {
+export function createBackfill(ctx: EngineContext, job: JobConfig, req: BackfillRequest, plan: BackfillPlan): { backfill: BackfillRecord; runIds: number[] } {
   const { store } = ctx;
   const at = nowIso(ctx);
   const secretParams = secretParamNames(job.params);
   const todo = plan.slots.filter((s) => s.will_run);
-  const { backfill, runs } = store.tx(() => {
-    const b = store.backfills.create({
+  const { backfill, runs } = store.backfills.create(
+    {
       job_name: job.name,
       from: plan.from,
       to: plan.to,
@@ -129,26 +129,16 @@ export function createBackfill(ctx: EngineContext, job: JobConfig, req: Backfill
       total: todo.length,
       created_by: req.triggeredBy,
       created_at: at,
-    });
-    const created = todo.map((slot) =>
-      store.runs.create({
-        job_name: job.name,
-        trigger: "backfill",
-        triggered_by: req.triggeredBy,
-        reason: req.reason ?? null,
-        cycle_id: randomUUID(),
-        tags: job.tags,
-        params: plan.params,
-        secretParams,
-        scheduled_at: slot.utc,
-        scheduled_for: slot.existing_run === null ? slot.utc : null,
-        backfill_id: b.id,
-        created_at: at,
-      }),
-    );
-    return { backfill: b, runs: created };
-  });
-  for (const run of runs) ctx.bus.emit("run:status", { run, from: null });
+    },
+    todo.map((slot) => ({ scheduled_at: slot.utc, cycle_id: randomUUID(), scheduled_for: slot.existing_run === null ? slot.utc : null })),
+    job.tags,
+  );
+  // Announced after the commit, read back in pages (a listener may keep what it is given).
+  for (let i = 0; i < runs.length; i += ANNOUNCE_PAGE) {
+    for (const run of store.runs.getMany(runs.slice(i, i + ANNOUNCE_PAGE).map((r) => r.id)).sort((a, b) => a.id - b.id)) {
+      ctx.bus.emit("run:status", { run, from: null });
+    }
+  }
   ctx.backfills.add(
     backfill.id,
     job.name,
@@ -159,8 +149,11 @@ export function createBackfill(ctx: EngineContext, job: JobConfig, req: Backfill
     { job: job.name, backfill_id: backfill.id, from: plan.from, to: plan.to, runs: runs.length, by: req.triggeredBy },
     `backfill ${backfill.id} of ${job.name}: ${runs.length} runs for ${plan.slots.length} slots`,
   );
-  return { backfill: store.backfills.get(backfill.id) ?? backfill, runs };
+  return { backfill: store.backfills.get(backfill.id) ?? backfill, runIds: runs.map((r) => r.id) };
 }
+
+/** Runs read back per query to announce a new backfill's runs. */
+const ANNOUNCE_PAGE = 500;
 
 /**
  * Cancels a backfill: its waiting runs (slot runs and dependency runs of its cycles that are

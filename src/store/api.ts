@@ -4,6 +4,7 @@ import type {
   AlertRow,
   BackfillRecord,
   NewBackfill,
+  NewBackfillRun,
   AlertStatus,
   IntegrationStatusRow,
   JobStateRow,
@@ -179,7 +180,11 @@ export interface RunsStore {
 }
 
 export interface BackfillsStore {
-  create(b: NewBackfill): BackfillRecord;
+  /**
+   * The backfill and its runs (PENDING, trigger backfill, in the order given, ids increasing),
+   * in one transaction. Throws ConflictError when a slot it claims was claimed meanwhile.
+   */
+  create(b: NewBackfill, runs?: readonly NewBackfillRun[], tags?: readonly string[]): { backfill: BackfillRecord; runs: { id: number; cycle_id: string }[] };
   get(id: number): BackfillRecord | null;
   /** Newest first. */
   list(q: { job?: string }, limit: number, offset: number): Slice<BackfillRecord>;

@@ -148,6 +148,13 @@ export interface NewBackfill {
   created_at: string;
 }
 
+/** One run of a new backfill: its slot, its cycle, and the slot claim (`scheduled_for`) when it takes it. */
+export interface NewBackfillRun {
+  scheduled_at: string;
+  cycle_id: string;
+  scheduled_for: string | null;
+}
+
 export interface JobStateRow {
   job_name: string;
   last_success: string | null;

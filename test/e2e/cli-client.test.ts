@@ -383,7 +383,7 @@ describe("svc export, tags, integrations", () => {
     const doc = json<Record<string, unknown> & { runs: RunRow[]; outputs: unknown[]; alerts: unknown[]; integrations: { name: string }[]; job_state: { job_name: string }[] }>(
       await ok(["export", "--format=json"]),
     );
-    expect(Object.keys(doc)).toEqual(["format", "format_version", "exported_at", "daemon", "config", "jobs", "job_state", "runs", "outputs", "alerts", "integrations"]);
+    expect(Object.keys(doc)).toEqual(["format", "format_version", "exported_at", "daemon", "config", "jobs", "job_state", "runs", "outputs", "alerts", "integrations", "backfills"]);
     const total = json<{ total: number }>(await ok(["audit", "--json", "--limit", "1"])).total;
     expect(doc.runs).toHaveLength(total);
     expect(doc.runs.map((r) => r.id)).toEqual([...doc.runs.map((r) => r.id)].sort((a, b) => a - b));

@@ -50,6 +50,7 @@ export async function snapshot(client: DaemonClient, includeLogs: boolean) {
   const outputs = byId(await slices<{ id: number }>(client, "/api/db/run_outputs"));
   const alerts = byId(await slices<{ id: number }>(client, "/api/db/alerts"));
   const { integrations } = await client.get<{ integrations: Integration[] }>("/api/integrations");
+  const backfills = (await slices<{ id: number }>(client, "/api/backfills", {}, "backfills")).sort((a, b) => a.id - b.id);
   const doc = {
     format: "svc-export",
     format_version: EXPORT_FORMAT_VERSION,
@@ -62,6 +63,7 @@ export async function snapshot(client: DaemonClient, includeLogs: boolean) {
     outputs,
     alerts,
     integrations,
+    backfills,
   };
   if (!includeLogs) return doc;
   const logs: { run_id: number; lines: unknown[] }[] = [];
