@@ -110,8 +110,13 @@ export class SqliteRuns implements RunsStore {
       getMany: db.prepare("SELECT * FROM job_runs WHERE id IN (SELECT value FROM json_each(?))"),
       status: db.prepare("SELECT status FROM job_runs WHERE id = ?").pluck(),
       recent: db.prepare("SELECT * FROM job_runs WHERE job_name = ? ORDER BY id DESC LIMIT ?"),
+      // The newest of three index seeks (job_name, status, id): walking the job's runs back from the
+      // newest read every run not finished first, and a backfill puts thousands of PENDING ones there.
       lastFinished: db.prepare(
-        "SELECT * FROM job_runs WHERE job_name = ? AND status IN ('SUCCESS', 'FAILED', 'SKIPPED') ORDER BY id DESC LIMIT 1",
+        `SELECT * FROM job_runs WHERE id = (SELECT max(m) FROM (
+           SELECT max(id) AS m FROM job_runs WHERE job_name = @job AND status = 'SUCCESS'
+           UNION ALL SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'FAILED'
+           UNION ALL SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'SKIPPED'))`,
       ),
       inCycle: db.prepare("SELECT * FROM job_runs WHERE cycle_id = ? ORDER BY id"),
       countTag: db.prepare("SELECT count(*) FROM run_tags WHERE tag = ?"),
@@ -216,7 +221,7 @@ export class SqliteRuns implements RunsStore {
   }
 
   lastFinished(job: string): RunRecord | null {
-    const row = this.st.lastFinished.get(job) as RunRow | undefined;
+    const row = this.st.lastFinished.get({ job }) as RunRow | undefined;
     return row ? toRun(row) : null;
   }
 
