@@ -38,6 +38,9 @@ interface RunLite {
   cycle_id: string;
 }
 
+/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
+const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
+
 const suite = HAVE_CHROMIUM ? describe : describe.skip;
 
 suite("cycle graph against a real daemon", () => {
@@ -84,7 +87,7 @@ suite("cycle graph against a real daemon", () => {
     await page.getByRole("link", { name: "Show this cycle's graph" }).click();
     await page.waitForURL(new RegExp(`#/graph\\?cycle=${first.extract!.cycle_id}$`));
     await node("report").waitFor();
-    await expect.poll(() => node("report").getAttribute("data-status")).toBe("FAILED");
+    await poll(() => node("report").getAttribute("data-status")).toBe("FAILED");
     expect(await node("report").getAttribute("class")).toContain("tone-bad");
     expect(await node("extract").getAttribute("data-status")).toBe("SUCCESS");
     expect(await node("extract").locator(".node-status").textContent()).toMatch(/^✓ SUCCESS · [\d.]+ (ms|s)$/);
@@ -104,7 +107,7 @@ suite("cycle graph against a real daemon", () => {
     expect(await passing.locator(".edge-label").textContent()).toBe("2 outputs");
     await passing.locator(".edge-label").hover();
     const card = page.getByTestId("edge-card");
-    await expect.poll(() => card.innerText()).toContain("extract → transform");
+    await poll(() => card.innerText()).toContain("extract → transform");
     expect(await card.innerText()).toMatch(/file\s+\/data\/orders-42\.csv/);
     expect(await card.innerText()).toMatch(/rows\s+42/);
     await shot(page, shots, "graph-cycle");
@@ -114,7 +117,7 @@ suite("cycle graph against a real daemon", () => {
     expect(await quiet.locator(".edge-label").count()).toBe(0);
     await page.mouse.move(0, 0);
     await quiet.focus();
-    await expect.poll(() => card.innerText()).toContain("transform captured no outputs in this cycle");
+    await poll(() => card.innerText()).toContain("transform captured no outputs in this cycle");
     expect(await quiet.getAttribute("aria-label")).toBe("transform → report (after): no outputs captured");
     expect(await passing.getAttribute("aria-label")).toBe("extract → transform (after): file = /data/orders-42.csv, rows = 42");
   });
@@ -124,7 +127,7 @@ suite("cycle graph against a real daemon", () => {
     const row = page.locator("table tbody tr", { has: page.getByRole("link", { name: `#${first.report!.id}`, exact: true }) });
     await row.getByRole("link", { name: first.extract!.cycle_id.slice(0, 8) }).click();
     await page.waitForURL(new RegExp(`#/graph\\?cycle=${first.extract!.cycle_id}$`));
-    await expect.poll(() => node("report").getAttribute("href")).toBe(`#/runs/${first.report!.id}`);
+    await poll(() => node("report").getAttribute("href")).toBe(`#/runs/${first.report!.id}`);
 
     // A window around that run only (the later cycle's transform, seconds after, would be grouped with it in a wide one).
     const t = Date.parse((await d.api<{ started_at: string }>("GET", `/api/runs/${first.transform!.id}`)).body.started_at);
@@ -135,6 +138,6 @@ suite("cycle graph against a real daemon", () => {
     await bar.focus();
     await page.keyboard.press("g");
     await page.waitForURL(new RegExp(`#/graph\\?cycle=${first.extract!.cycle_id}$`));
-    await expect.poll(() => node("transform").getAttribute("href")).toBe(`#/runs/${first.transform!.id}`);
+    await poll(() => node("transform").getAttribute("href")).toBe(`#/runs/${first.transform!.id}`);
   });
 });

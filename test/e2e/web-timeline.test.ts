@@ -46,6 +46,9 @@ interface RunLite {
   finished_at: string | null;
 }
 
+/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
+const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
+
 const suite = HAVE_CHROMIUM ? describe : describe.skip;
 
 suite("timeline view against a real daemon", () => {
@@ -120,7 +123,7 @@ suite("timeline view against a real daemon", () => {
     // Zoomed in on flaky's run, its two attempts and the wait between them are drawn apart.
     await open(windowAround(Date.parse(flaky.started_at!) - 1_000, Date.parse(flaky.finished_at!) + 1_000));
     const segs = bar(ids.flaky!).locator(".seg");
-    await expect.poll(() => segs.evaluateAll((els) => els.map((x) => x.className))).toEqual(["seg seg-attempt-failed", "seg seg-wait", "seg seg-attempt"]);
+    await poll(() => segs.evaluateAll((els) => els.map((x) => x.className))).toEqual(["seg seg-attempt-failed", "seg seg-wait", "seg seg-attempt"]);
     const [failed, wait] = await Promise.all([segs.nth(0).boundingBox(), segs.nth(1).boundingBox()]);
     // 2 s of retry delay against well under a second of failed attempt
     expect(wait!.width).toBeGreaterThan(failed!.width);
@@ -133,18 +136,18 @@ suite("timeline view against a real daemon", () => {
     await bar(ids.broken!).waitFor();
     await page.getByRole("button", { name: /^etl/ }).click();
     await page.waitForURL(/tag=etl/);
-    await expect.poll(rows).toEqual(["extract", "load"]);
+    await poll(rows).toEqual(["extract", "load"]);
     await page.getByRole("button", { name: "All", exact: true }).click();
-    await expect.poll(rows).toEqual(["broken", "extract", "flaky", "grow", "load"]);
+    await poll(rows).toEqual(["broken", "extract", "flaky", "grow", "load"]);
     await page.getByLabel("Job name").fill("LOA");
     await page.getByLabel("Job name").press("Enter");
     await page.waitForURL(/q=LOA/);
-    await expect.poll(rows).toEqual(["load"]);
+    await poll(rows).toEqual(["load"]);
 
     await open(hash);
     await bar(ids.broken!).hover();
     const card = page.getByTestId("tl-card");
-    await expect.poll(() => card.innerText()).toContain(`#${ids.broken} broken`);
+    await poll(() => card.innerText()).toContain(`#${ids.broken} broken`);
     expect(await card.innerText()).toMatch(/FAILED[\s\S]*exit code 2/);
     await shot(page, shots, "timeline-hover");
     await bar(ids.broken!).click();
@@ -163,9 +166,9 @@ suite("timeline view against a real daemon", () => {
       return Date.parse(q.get("to")!) - Date.parse(q.get("from")!);
     };
     await page.getByRole("button", { name: "Zoom out" }).click();
-    await expect.poll(span).toBe(4 * 60_000);
+    await poll(span).toBe(4 * 60_000);
     await page.getByRole("button", { name: "Earlier" }).click();
-    await expect.poll(() => new URL(page.url().replace("#/", "")).searchParams.get("to")).toBe(new Date(t0).toISOString());
+    await poll(() => new URL(page.url().replace("#/", "")).searchParams.get("to")).toBe(new Date(t0).toISOString());
 
     await open(windowAround(from, to));
     await bar(ids.extract!).waitFor();
@@ -185,11 +188,11 @@ suite("timeline view against a real daemon", () => {
     expect(tabs.slice(tabs.indexOf("label broken"))).toEqual(["label broken", `run ${ids.broken}`, "label extract", `run ${ids.extract}`]);
     // ↓ from extract's run goes to the nearest run of the next row (flaky), ↑ back.
     await page.keyboard.press("ArrowDown");
-    await expect.poll(focused).toBe(`run ${ids.flaky}`);
+    await poll(focused).toBe(`run ${ids.flaky}`);
     await page.keyboard.press("ArrowUp");
-    await expect.poll(focused).toBe(`run ${ids.extract}`);
+    await poll(focused).toBe(`run ${ids.extract}`);
     await page.keyboard.press("-");
-    await expect.poll(span).toBe(4 * 60_000);
+    await poll(span).toBe(4 * 60_000);
     await page.keyboard.press("Enter");
     await page.waitForURL(new RegExp(`#/runs/${ids.extract}$`));
   });
@@ -335,7 +338,7 @@ suite("timeline view over a day of history", () => {
     await first.click();
     await page.waitForURL(/from=.*to=/);
     // Zoomed in, the heartbeats are separate bars.
-    await expect.poll(() => heartbeat.locator("a.tl-bar").count()).toBeGreaterThan(5);
+    await poll(() => heartbeat.locator("a.tl-bar").count()).toBeGreaterThan(5);
     await context.close();
   });
 });

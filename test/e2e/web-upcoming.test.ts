@@ -37,6 +37,9 @@ jobs:
 
 const WEEKEND = "#/upcoming?from=2027-03-13T00%3A00%3A00.000Z&days=3";
 
+/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
+const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
+
 const suite = HAVE_CHROMIUM ? describe : describe.skip;
 
 suite("upcoming runs against a real daemon", () => {
@@ -93,7 +96,7 @@ suite("upcoming runs against a real daemon", () => {
 
     await page.getByLabel("Show excluded slots").uncheck();
     await page.waitForURL(/excluded=hide/);
-    await expect.poll(() => excluded.count()).toBe(0);
+    await poll(() => excluded.count()).toBe(0);
     expect(await days(page)).toEqual(["2027-03-13", "2027-03-14"]);
     await context.close();
   });
@@ -110,7 +113,7 @@ suite("upcoming runs against a real daemon", () => {
     await page.getByRole("button", { name: "Each job's zone" }).focus();
     await page.keyboard.press("Enter");
     await page.waitForURL(/zone=job/);
-    await expect.poll(() => moved.locator("td.when").innerText()).toBe("03:00 EDT · 08:00 GMT+1 here");
+    await poll(() => moved.locator("td.when").innerText()).toBe("03:00 EDT · 08:00 GMT+1 here");
     expect(await row(page, "berlin", "2027-03-14T08:00:00.000Z").locator("td.when time").innerText()).toBe("09:00 CET");
     expect(await page.locator('table.upcoming tr.day[data-day="2027-03-14"]').innerText()).toContain("Clocks go forward 1 h in America/New_York (EST → EDT)");
     await page.emulateMedia({ colorScheme: "dark" });
@@ -127,7 +130,7 @@ suite("upcoming runs against a real daemon", () => {
     expect(await panel.locator("table.upcoming tr.slot").count()).toBe(7);
     expect(await panel.locator("table.upcoming tr.slot td.when time").first().innerText()).toMatch(/^02:30 E[SD]T$/);
     await panel.getByRole("button", { name: "This browser's zone" }).click();
-    await expect.poll(() => panel.locator("table.upcoming tr.slot td.when time").first().innerText()).toMatch(/^0[78]:30$/);
+    await poll(() => panel.locator("table.upcoming tr.slot td.when time").first().innerText()).toMatch(/^0[78]:30$/);
     await shot(page, shots, "job-upcoming");
     await page.goto(`${d.base}/#/jobs/chain`);
     await page.getByText("chain has no schedule: it runs by hand or after its upstream jobs.").waitFor();
