@@ -2,7 +2,8 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { patchQuery, type Route } from "../lib/router.js";
 import { plural } from "../lib/format.js";
 import { ErrorBox, Loading } from "../components/States.js";
-import { TagChips } from "../components/TagChips.js";
+import { Chips } from "../components/Chips.js";
+import { JobFilters } from "../components/JobFilters.js";
 import { Chart } from "./timeline/Chart.js";
 import { buildRows, isActive, liveView, pan, PRESETS, runEnd, zoom, type Preset, type Status, type View } from "./timeline/model.js";
 import { covers, loadRange, useTimeline } from "./timeline/useTimeline.js";
@@ -158,19 +159,12 @@ export default function TimelineView({ route }: { route: Route }) {
         </p>
       </div>
       <div class="toolbar tl-toolbar">
-        <div class="chips" role="group" aria-label="Window">
-          {(Object.keys(PRESETS) as Preset[]).map((p) => (
-            <button
-              key={p}
-              type="button"
-              class={`chip${live && p === preset ? " on" : ""}`}
-              aria-pressed={live && p === preset}
-              onClick={() => patchQuery(route, { range: p, from: null, to: null })}
-            >
-              Last {p}
-            </button>
-          ))}
-        </div>
+        <Chips
+          label="Window"
+          options={(Object.keys(PRESETS) as Preset[]).map((p) => ({ value: p as Preset | null, label: `Last ${p}` }))}
+          value={live ? preset : null}
+          onPick={(p) => patchQuery(route, { range: p, from: null, to: null })}
+        />
         <form
           class="tl-range"
           aria-label="Window from-to"
@@ -210,25 +204,12 @@ export default function TimelineView({ route }: { route: Route }) {
           </button>
         </div>
       </div>
-      <div class="toolbar">
-        <TagChips active={tag} onPick={(t) => patchQuery(route, { tag: t })} />
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const v = String(new FormData(e.currentTarget as HTMLFormElement).get("q") ?? "").trim();
-            patchQuery(route, { q: v || null });
-          }}
-        >
-          <label class="field inline">
-            <span>Job name</span>
-            <input type="search" name="q" defaultValue={name ?? ""} key={name ?? ""} placeholder="contains…" />
-          </label>
-        </form>
+      <JobFilters route={route}>
         <label class="field inline">
           <input type="checkbox" checked={hideIdle} onChange={(e) => patchQuery(route, { idle: (e.currentTarget as HTMLInputElement).checked ? "hide" : null }, true)} />
           <span>Hide jobs without runs</span>
         </label>
-      </div>
+      </JobFilters>
       {data.error && <ErrorBox error={data.error} onRetry={data.reload} title={data.data ? "Refresh failed (showing the last data)" : "Could not load the timeline"} />}
       {data.data?.truncated && (
         <p class="state warn-text" role="note">

@@ -3,7 +3,8 @@ import { useApi } from "../lib/useApi.js";
 import { patchQuery, type Route } from "../lib/router.js";
 import { plural } from "../lib/format.js";
 import { Empty, Loaded } from "../components/States.js";
-import { TagChips } from "../components/TagChips.js";
+import { Chips } from "../components/Chips.js";
+import { JobFilters } from "../components/JobFilters.js";
 import { browserZone, UpcomingTable } from "./upcoming/UpcomingTable.js";
 import type { UpcomingAnswer, ZoneMode } from "./upcoming/model.js";
 
@@ -39,21 +40,16 @@ export default function UpcomingView({ route }: { route: Route }) {
         )}
       </div>
       <div class="toolbar">
-        <div class="chips" role="group" aria-label="Days">
-          {DAYS.map((d) => (
-            <button key={d} type="button" class={`chip${d === days ? " on" : ""}`} aria-pressed={d === days} onClick={() => patchQuery(route, { days: d === 1 ? null : d })}>
-              {plural(d, "day")}
-            </button>
-          ))}
-        </div>
-        <div class="chips" role="group" aria-label="Times in">
-          <button type="button" class={`chip${mode === "browser" ? " on" : ""}`} aria-pressed={mode === "browser"} onClick={() => patchQuery(route, { zone: null })}>
-            This browser's zone ({browserZone()})
-          </button>
-          <button type="button" class={`chip${mode === "job" ? " on" : ""}`} aria-pressed={mode === "job"} onClick={() => patchQuery(route, { zone: "job" })}>
-            Each job's zone
-          </button>
-        </div>
+        <Chips label="Days" options={DAYS.map((d) => ({ value: d, label: plural(d, "day") }))} value={days} onPick={(d) => patchQuery(route, { days: d === 1 ? null : d })} />
+        <Chips
+          label="Times in"
+          options={[
+            { value: "browser", label: `This browser's zone (${browserZone()})` },
+            { value: "job", label: "Each job's zone" },
+          ]}
+          value={mode}
+          onPick={(m) => patchQuery(route, { zone: m === "job" ? "job" : null })}
+        />
         <label class="field inline">
           <input type="checkbox" checked={showExcluded} onChange={(e) => patchQuery(route, { excluded: (e.currentTarget as HTMLInputElement).checked ? null : "hide" }, true)} />
           <span>Show excluded slots</span>
@@ -80,21 +76,7 @@ export default function UpcomingView({ route }: { route: Route }) {
           )}
         </form>
       </div>
-      <div class="toolbar">
-        <TagChips active={tag} onPick={(t) => patchQuery(route, { tag: t })} />
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const v = String(new FormData(e.currentTarget as HTMLFormElement).get("q") ?? "").trim();
-            patchQuery(route, { q: v || null });
-          }}
-        >
-          <label class="field inline">
-            <span>Job name</span>
-            <input type="search" name="q" defaultValue={name ?? ""} key={name ?? ""} placeholder="contains…" />
-          </label>
-        </form>
-      </div>
+      <JobFilters route={route} />
       <Loaded state={data} what="Computing the next runs">
         {(a) =>
           a.slots.length === 0 ? (

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { qs, seg } from "../../lib/api.js";
 import { useApi } from "../../lib/useApi.js";
 import { href } from "../../lib/router.js";
+import { Chips } from "../../components/Chips.js";
 import { Empty, Loaded } from "../../components/States.js";
 import { UpcomingTable } from "./UpcomingTable.js";
 import type { UpcomingAnswer, ZoneMode } from "./model.js";
@@ -19,14 +20,15 @@ export default function UpcomingPanel({ job }: { job: string }) {
           <Empty>No slot in the next 7 days.</Empty>
         ) : (
           <>
-            <div class="chips" role="group" aria-label="Times in">
-              <button type="button" class={`chip${mode === "job" ? " on" : ""}`} aria-pressed={mode === "job"} onClick={() => setMode("job")}>
-                {a.jobs[0]!.timezone}
-              </button>
-              <button type="button" class={`chip${mode === "browser" ? " on" : ""}`} aria-pressed={mode === "browser"} onClick={() => setMode("browser")}>
-                This browser's zone
-              </button>
-            </div>
+            <Chips
+              label="Times in"
+              options={[
+                { value: "job" as ZoneMode, label: a.jobs[0]!.timezone },
+                { value: "browser" as ZoneMode, label: "This browser's zone" },
+              ]}
+              value={mode}
+              onPick={setMode}
+            />
             <UpcomingTable answer={a} mode={mode} showExcluded showJob={false} caption={`Next runs of ${job}`} />
             <p class="hint">
               {a.jobs[0]!.more ? "The first 50 slots are listed. " : ""}
