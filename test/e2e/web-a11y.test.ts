@@ -6,13 +6,11 @@
  * shows a focus ring.
  */
 import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { project, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
-import { ensureDashboardBuilt, HAVE_CHROMIUM, launch } from "./helpers/browser.js";
+import type { Page } from "playwright-core";
+import { beforeAll, expect, it } from "vitest";
+import { until } from "../helpers/daemonKit.js";
+import { browserRig, NEEDS_CHROMIUM } from "../helpers/chromium.js";
+import { describeUnless } from "../helpers/skip.js";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 
@@ -43,37 +41,25 @@ interface Violation {
   nodes: { target: string[]; failureSummary?: string }[];
 }
 
-const suite = HAVE_CHROMIUM ? describe : describe.skip;
+const suite = (name: string, fn: () => void) => describeUnless(NEEDS_CHROMIUM, name, fn);
 
 suite("accessibility of the timeline, upcoming and cycle graph", () => {
-  let tmp: string;
-  let d: DaemonProc;
-  let browser: Browser;
+  const rig = browserRig("svc-web-a11y-", YAML);
   let cycle = "";
 
   beforeAll(async () => {
-    ensureDashboardBuilt();
-    tmp = mkdtempSync(join(tmpdir(), "svc-web-a11y-"));
-    d = await startDaemon(project(YAML, { dir: mkdtempSync(join(tmp, "p-")) }));
-    browser = await launch();
-    const started = await d.api<{ cycle_id: string }>("POST", "/api/jobs/extract/run", {});
+    const started = await rig.d.api<{ cycle_id: string }>("POST", "/api/jobs/extract/run", {});
     cycle = started.body.cycle_id;
-    await d.api("POST", "/api/jobs/slow/run", {});
+    await rig.d.api("POST", "/api/jobs/slow/run", {});
     await until("the chain to end", async () => {
-      const r = await d.api<{ rows: { job_name: string; status: string }[] }>("GET", `/api/db/job_runs?cycle_id=${cycle}&page_size=100`);
+      const r = await rig.d.api<{ rows: { job_name: string; status: string }[] }>("GET", `/api/db/job_runs?cycle_id=${cycle}&page_size=100`);
       return r.body.rows.some((x) => x.job_name === "load" && x.status === "FAILED");
     }, 30_000);
     await until("slow to end", async () => {
-      const r = await d.api<{ runs: { status: string }[] }>("GET", "/api/jobs/slow?runs=1");
+      const r = await rig.d.api<{ runs: { status: string }[] }>("GET", "/api/jobs/slow?runs=1");
       return r.body.runs[0]?.status === "SUCCESS";
     }, 30_000);
   }, 90_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await d?.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
 
   /** axe-core's serious and critical WCAG 2 A/AA violations inside `include`. */
   async function audit(page: Page, include: string): Promise<string[]> {
@@ -98,13 +84,13 @@ suite("accessibility of the timeline, upcoming and cycle graph", () => {
 
   for (const scheme of ["light", "dark"] as const) {
     it(`has no serious or critical axe violation in ${scheme} mode`, async () => {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: scheme, timezoneId: "Europe/Berlin" });
+      const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: scheme, timezoneId: "Europe/Berlin" });
       context.setDefaultTimeout(10_000);
       const page = await context.newPage();
       const found: Record<string, string[]> = {};
       for (const v of views()) {
         await page.goto("about:blank");
-        await page.goto(`${d.base}/${v.hash}`);
+        await page.goto(`${rig.d.base}/${v.hash}`);
         await page.locator(v.ready).first().waitFor();
         found[v.name] = await audit(page, v.include ?? "main");
       }
@@ -114,11 +100,11 @@ suite("accessibility of the timeline, upcoming and cycle graph", () => {
   }
 
   it("reaches every control of the timeline and upcoming views with Tab, each with a visible focus ring", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     for (const v of views().slice(0, 2)) {
       await page.goto("about:blank");
-      await page.goto(`${d.base}/${v.hash}`);
+      await page.goto(`${rig.d.base}/${v.hash}`);
       await page.locator(v.ready).first().waitFor();
       // Every enabled control of the view's toolbars...
       const controls = await page.evaluate<string[]>(`[...document.querySelectorAll("main .toolbar button:not([disabled]), main .toolbar input, main .toolbar a")].map((el) => el.getAttribute("aria-label") || el.textContent.trim() || el.getAttribute("name") || el.type)`);

@@ -5,13 +5,11 @@
  * own run in that cycle, with its duration, a link to that run; the outputs
  * an upstream passed shown on its edge on hover and on keyboard focus.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { project, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
-import { ensureDashboardBuilt, HAVE_CHROMIUM, launch, shot, shotsDir } from "./helpers/browser.js";
+import type { Page } from "playwright-core";
+import { beforeAll, expect, it } from "vitest";
+import { until } from "../helpers/daemonKit.js";
+import { browserRig, NEEDS_CHROMIUM, poll, shot } from "../helpers/chromium.js";
+import { describeUnless } from "../helpers/skip.js";
 
 const YAML = `jobs:
   extract:
@@ -38,25 +36,19 @@ interface RunLite {
   cycle_id: string;
 }
 
-/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
-const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
-
-const suite = HAVE_CHROMIUM ? describe : describe.skip;
+const suite = (name: string, fn: () => void) => describeUnless(NEEDS_CHROMIUM, name, fn);
 
 suite("cycle graph against a real daemon", () => {
-  let tmp: string;
-  let shots: string;
-  let d: DaemonProc;
-  let browser: Browser;
+  const rig = browserRig("svc-web-cycle-", YAML);
   let page: Page;
   let first: Record<string, RunLite>;
 
   /** Runs extract and waits for its chain to end; the chain's runs by job. */
   const chain = async (): Promise<Record<string, RunLite>> => {
-    const started = await d.api<{ run_id: number; cycle_id: string }>("POST", "/api/jobs/extract/run", {});
+    const started = await rig.d.api<{ run_id: number; cycle_id: string }>("POST", "/api/jobs/extract/run", {});
     const cycle = started.body.cycle_id;
     return until("the chain to end with report", async () => {
-      const r = await d.api<{ rows: RunLite[] }>("GET", `/api/db/job_runs?cycle_id=${cycle}&page_size=100`);
+      const r = await rig.d.api<{ rows: RunLite[] }>("GET", `/api/db/job_runs?cycle_id=${cycle}&page_size=100`);
       const byJob = Object.fromEntries(r.body.rows.map((x) => [x.job_name, x]));
       return byJob.report && byJob.report.status === "FAILED" ? byJob : null;
     }, 30_000);
@@ -64,26 +56,15 @@ suite("cycle graph against a real daemon", () => {
   const node = (job: string) => page.locator(`svg.graph a.node[data-job="${job}"]`);
 
   beforeAll(async () => {
-    ensureDashboardBuilt();
-    tmp = mkdtempSync(join(tmpdir(), "svc-web-cycle-"));
-    shots = shotsDir(join(tmp, "shots"));
-    d = await startDaemon(project(YAML, { dir: mkdtempSync(join(tmp, "p-")) }));
-    browser = await launch();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, colorScheme: "light" });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 720 }, colorScheme: "light" });
     context.setDefaultTimeout(10_000);
     page = await context.newPage();
     first = await chain();
     await chain(); // a later cycle, which the first one's graph must not show
   }, 90_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await d?.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
-
   it("opens from a run page and colours each node by its run in that cycle, with its duration", async () => {
-    await page.goto(`${d.base}/#/runs/${first.transform!.id}`);
+    await page.goto(`${rig.d.base}/#/runs/${first.transform!.id}`);
     await page.getByRole("link", { name: "Show this cycle's graph" }).click();
     await page.waitForURL(new RegExp(`#/graph\\?cycle=${first.extract!.cycle_id}$`));
     await node("report").waitFor();
@@ -95,13 +76,13 @@ suite("cycle graph against a real daemon", () => {
     expect(await node("lonely").textContent()).toContain("not in this cycle");
     // Each node opens its own run of this cycle, not the job's latest.
     for (const job of ["extract", "transform", "report"]) expect(await node(job).getAttribute("href")).toBe(`#/runs/${first[job]!.id}`);
-    const error = (await d.api<{ error: string }>("GET", `/api/runs/${first.report!.id}`)).body.error;
+    const error = (await rig.d.api<{ error: string }>("GET", `/api/runs/${first.report!.id}`)).body.error;
     expect(await node("report").getAttribute("aria-label")).toMatch(new RegExp(`^report: run #${first.report!.id} FAILED, took [\\d.]+ m?s, ${error}$`));
     await page.getByText(/Cycle [0-9a-f]{8}, started .* 3 jobs ran — .*1 failed/).waitFor();
   });
 
   it("shows the outputs an upstream passed on its edge, on hover and on keyboard focus", async () => {
-    await page.goto(`${d.base}/#/graph?cycle=${first.extract!.cycle_id}`);
+    await page.goto(`${rig.d.base}/#/graph?cycle=${first.extract!.cycle_id}`);
     const passing = page.locator('g.edge-g[data-edge="extract>transform"]');
     await passing.locator(".edge-label").waitFor();
     expect(await passing.locator(".edge-label").textContent()).toBe("2 outputs");
@@ -110,7 +91,7 @@ suite("cycle graph against a real daemon", () => {
     await poll(() => card.innerText()).toContain("extract → transform");
     expect(await card.innerText()).toMatch(/file\s+\/data\/orders-42\.csv/);
     expect(await card.innerText()).toMatch(/rows\s+42/);
-    await shot(page, shots, "graph-cycle");
+    await shot(page, rig.shots, "graph-cycle");
 
     // transform captured nothing: no tag on its edge, and focus says so.
     const quiet = page.locator('g.edge-g[data-edge="transform>report"]');
@@ -123,17 +104,17 @@ suite("cycle graph against a real daemon", () => {
   });
 
   it("opens from a job's runs table and from the timeline (G on a run)", async () => {
-    await page.goto(`${d.base}/#/jobs/report`);
+    await page.goto(`${rig.d.base}/#/jobs/report`);
     const row = page.locator("table tbody tr", { has: page.getByRole("link", { name: `#${first.report!.id}`, exact: true }) });
     await row.getByRole("link", { name: first.extract!.cycle_id.slice(0, 8) }).click();
     await page.waitForURL(new RegExp(`#/graph\\?cycle=${first.extract!.cycle_id}$`));
     await poll(() => node("report").getAttribute("href")).toBe(`#/runs/${first.report!.id}`);
 
     // A window around that run only (the later cycle's transform, seconds after, would be grouped with it in a wide one).
-    const t = Date.parse((await d.api<{ started_at: string }>("GET", `/api/runs/${first.transform!.id}`)).body.started_at);
+    const t = Date.parse((await rig.d.api<{ started_at: string }>("GET", `/api/runs/${first.transform!.id}`)).body.started_at);
     const from = new Date(t - 1_000).toISOString();
     const to = new Date(t + 1_500).toISOString();
-    await page.goto(`${d.base}/#/timeline?from=${from}&to=${to}&q=transform`);
+    await page.goto(`${rig.d.base}/#/timeline?from=${from}&to=${to}&q=transform`);
     const bar = page.locator(`a.tl-bar[data-run="${first.transform!.id}"]`);
     await bar.focus();
     await page.keyboard.press("g");

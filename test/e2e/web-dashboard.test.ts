@@ -12,16 +12,16 @@
  * installs it). Without it these tests are skipped, each saying why, and
  * under CI=true (.ci/run) the file fails.
  */
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM } from "../helpers/chromium.js";
+import { ensureDashboardBuilt, launch, NEEDS_CHROMIUM, shot as shotIn, shotsDir } from "../helpers/chromium.js";
 import { describeUnless } from "../helpers/skip.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -120,12 +120,6 @@ async function waitRun(d: Daemon, id: number, statuses: string[], token?: string
   );
 }
 
-function ensureDashboardBuilt(): void {
-  if (!existsSync(join(ROOT, "dist", "web", "index.html"))) {
-    execFileSync(process.execPath, [join(ROOT, "scripts", "build-web.mjs")], { cwd: ROOT, stdio: "inherit" });
-  }
-}
-
 /** A local HTTP endpoint for the webhook integration: /ok answers 200, /fail answers 500. */
 async function startReceiver(): Promise<{ server: Server; port: number; posts: string[] }> {
   const posts: string[] = [];
@@ -214,9 +208,7 @@ suite("dashboard against a real daemon", () => {
   let page: Page;
   const seeded: Record<string, number> = {};
 
-  const shot = async (p: Page, name: string) => {
-    await p.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-  };
+  const shot = (p: Page, name: string) => shotIn(p, shots, name);
   /** A fresh page load per view: a hash-only goto would keep the previous view's state. */
   const open = async (hash: string) => {
     await page.goto("about:blank");
@@ -226,15 +218,14 @@ suite("dashboard against a real daemon", () => {
   beforeAll(async () => {
     ensureDashboardBuilt();
     tmp = mkdtempSync(join(tmpdir(), "svc-web-"));
-    shots = process.env.SVC_SCREENSHOTS ? join(ROOT, "docs", "screenshots") : join(tmp, "shots");
-    mkdirSync(shots, { recursive: true });
+    shots = shotsDir(join(tmp, "shots"));
     receiver = await startReceiver();
     const dir = join(tmp, "project");
     mkdirSync(dir);
     writeFileSync(join(dir, "svc.yaml"), projectYaml(receiver.port));
     writeFileSync(join(dir, "svcd.yaml"), "executor:\n  kill_grace: 500ms\n");
     daemon = await startDaemon(dir);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launch();
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light" });
     context.setDefaultTimeout(10_000);
     page = await context.newPage();
@@ -551,7 +542,7 @@ suite("dashboard under bearer auth", () => {
     );
     writeFileSync(join(dir, "svcd.yaml"), `auth:\n  type: bearer\n  bearer:\n    token_file: ${join(tmp, "tokens")}\n`);
     daemon = await startDaemon(dir);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launch();
   }, 60_000);
 
   afterAll(async () => {
@@ -610,7 +601,7 @@ suite("dashboard under api.base_path", () => {
     );
     writeFileSync(join(dir, "svcd.yaml"), "api:\n  base_path: /svc\n");
     daemon = await startDaemon(dir);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launch();
   }, 60_000);
 
   afterAll(async () => {

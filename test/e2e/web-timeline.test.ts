@@ -6,14 +6,14 @@
  * appears and grows live while it runs, learnt from the held
  * `/api/timeline/changes` request rather than polling.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Page, Request } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { project, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
+import type { BrowserContext, Page, Request } from "playwright-core";
+import { beforeAll, expect, it } from "vitest";
+import { until } from "../helpers/daemonKit.js";
 import { openStore } from "../../src/store/index.js";
-import { ensureDashboardBuilt, HAVE_CHROMIUM, launch, shot, shotsDir } from "./helpers/browser.js";
+import { browserRig, NEEDS_CHROMIUM, poll, shot } from "../helpers/chromium.js";
+import { describeUnless } from "../helpers/skip.js";
 
 const YAML = `defaults:
   timezone: Europe/Berlin
@@ -46,26 +46,20 @@ interface RunLite {
   finished_at: string | null;
 }
 
-/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
-const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
-
-const suite = HAVE_CHROMIUM ? describe : describe.skip;
+const suite = (name: string, fn: () => void) => describeUnless(NEEDS_CHROMIUM, name, fn);
 
 suite("timeline view against a real daemon", () => {
-  let tmp: string;
-  let shots: string;
-  let d: DaemonProc;
-  let browser: Browser;
+  const rig = browserRig("svc-web-tl-", YAML);
   let context: BrowserContext;
   let page: Page;
   const ids: Record<string, number> = {};
 
   const run = async (job: string) => {
-    const r = await d.api<{ run_id: number }>("POST", `/api/jobs/${job}/run`, {});
+    const r = await rig.d.api<{ run_id: number }>("POST", `/api/jobs/${job}/run`, {});
     expect(r.status).toBe(202);
     return r.body.run_id;
   };
-  const runRecord = async (id: number) => (await d.api<RunLite>("GET", `/api/runs/${id}`)).body;
+  const runRecord = async (id: number) => (await rig.d.api<RunLite>("GET", `/api/runs/${id}`)).body;
   const finished = (id: number) => until(`run ${id} to finish`, async () => {
     const r = await runRecord(id);
     return ["SUCCESS", "FAILED", "SKIPPED"].includes(r.status) ? r : null;
@@ -73,18 +67,13 @@ suite("timeline view against a real daemon", () => {
   const windowAround = (from: number, to: number) => `#/timeline?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
   const open = async (hash: string) => {
     await page.goto("about:blank");
-    await page.goto(`${d.base}/${hash}`);
+    await page.goto(`${rig.d.base}/${hash}`);
   };
   const bar = (id: number) => page.locator(`a.tl-bar[data-run="${id}"]`);
   const rows = () => page.locator(".tl-row").evaluateAll((els) => els.map((e) => e.getAttribute("data-job")));
 
   beforeAll(async () => {
-    ensureDashboardBuilt();
-    tmp = mkdtempSync(join(tmpdir(), "svc-web-tl-"));
-    shots = shotsDir(join(tmp, "shots"));
-    d = await startDaemon(project(YAML, { dir: mkdtempSync(join(tmp, "p-")) }));
-    browser = await launch();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
+    context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
     context.setDefaultTimeout(10_000);
     page = await context.newPage();
     ids.extract = await run("extract");
@@ -92,17 +81,11 @@ suite("timeline view against a real daemon", () => {
     ids.flaky = await run("flaky");
     for (const job of ["extract", "broken", "flaky"]) await finished(ids[job]!);
     ids.load = await until("load to run after extract", async () => {
-      const r = await d.api<{ runs: RunLite[] }>("GET", "/api/jobs/load?runs=1");
+      const r = await rig.d.api<{ runs: RunLite[] }>("GET", "/api/jobs/load?runs=1");
       const l = r.body.runs[0];
       return l && l.status === "SUCCESS" ? l.id : null;
     });
   }, 90_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await d?.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
 
   it("draws one row per job and each run as a bar coloured and shaped by status; retries show as segments", async () => {
     const flaky = await runRecord(ids.flaky!);
@@ -149,7 +132,7 @@ suite("timeline view against a real daemon", () => {
     const card = page.getByTestId("tl-card");
     await poll(() => card.innerText()).toContain(`#${ids.broken} broken`);
     expect(await card.innerText()).toMatch(/FAILED[\s\S]*exit code 2/);
-    await shot(page, shots, "timeline-hover");
+    await shot(page, rig.shots, "timeline-hover");
     await bar(ids.broken!).click();
     await page.waitForURL(new RegExp(`#/runs/${ids.broken}$`));
     await page.getByRole("heading", { name: `Run #${ids.broken}` }).waitFor();
@@ -216,7 +199,7 @@ suite("timeline view against a real daemon", () => {
     const w2 = (await growing.boundingBox())!.width;
     // 60 s across ~1000 px is ~16 px a second
     expect(w2 - w1).toBeGreaterThan(10);
-    await shot(page, shots, "timeline-live");
+    await shot(page, rig.shots, "timeline-live");
 
     const done = page.locator(`a.tl-bar[data-run="${id}"][data-status="SUCCESS"]`);
     await done.waitFor({ timeout: 20_000 });
@@ -237,7 +220,7 @@ suite("timeline view against a real daemon", () => {
     expect(changes).toBeLessThan(seconds);
 
     await page.emulateMedia({ colorScheme: "dark" });
-    await shot(page, shots, "timeline-dark");
+    await shot(page, rig.shots, "timeline-dark");
     await page.emulateMedia({ colorScheme: "light" });
   });
 });
@@ -291,32 +274,13 @@ function seedDay(dir: string, now: number): void {
 }
 
 suite("timeline view over a day of history", () => {
-  let tmp: string;
-  let shots: string;
-  let d: DaemonProc;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    ensureDashboardBuilt();
-    tmp = mkdtempSync(join(tmpdir(), "svc-web-tl-day-"));
-    shots = shotsDir(join(tmp, "shots"));
-    const dir = project(HISTORY_YAML, { dir: mkdtempSync(join(tmp, "p-")) });
-    seedDay(dir, Date.now());
-    d = await startDaemon(dir);
-    browser = await launch();
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await d?.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
+  const rig = browserRig("svc-web-tl-day-", HISTORY_YAML, (dir) => seedDay(dir, Date.now()));
 
   it("shows the last 24 h live: close runs grouped, a group zooms in when selected, retried runs in segments", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 640 }, colorScheme: "light" });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 640 }, colorScheme: "light" });
     context.setDefaultTimeout(10_000);
     const page = await context.newPage();
-    await page.goto(`${d.base}/#/timeline`);
+    await page.goto(`${rig.d.base}/#/timeline`);
     const heartbeat = page.locator('.tl-row[data-job="heartbeat"]');
     await heartbeat.locator(".tl-cluster").first().waitFor();
     expect(await page.getByRole("button", { name: "Last 24h" }).getAttribute("aria-pressed")).toBe("true");
@@ -330,7 +294,7 @@ suite("timeline view over a day of history", () => {
     expect(await page.locator('.tl-row[data-job="report"] a.tl-bar.sla').count()).toBe(1);
     expect(await page.locator('.tl-row[data-job="flaky"] a.tl-bar.has-segments').count()).toBe(3);
     expect(await page.getByTestId("tl-summary").innerText()).toMatch(/1 SLA breach\b/);
-    await shot(page, shots, "timeline");
+    await shot(page, rig.shots, "timeline");
 
     const first = heartbeat.locator(".tl-cluster").first();
     const label = (await first.getAttribute("aria-label"))!;

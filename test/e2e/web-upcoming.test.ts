@@ -5,13 +5,10 @@
  * noted on its day, the slot a DST rule moved marked with the rule, and an
  * excluded slot shown as such (or hidden).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { project, startDaemon, type DaemonProc } from "../helpers/daemonKit.js";
-import { ensureDashboardBuilt, HAVE_CHROMIUM, launch, shot, shotsDir } from "./helpers/browser.js";
+import type { BrowserContext, Page } from "playwright-core";
+import { expect, it } from "vitest";
+import { browserRig, NEEDS_CHROMIUM, poll, shot } from "../helpers/chromium.js";
+import { describeUnless } from "../helpers/skip.js";
 
 const YAML = `defaults:
   timezone: UTC
@@ -37,42 +34,22 @@ jobs:
 
 const WEEKEND = "#/upcoming?from=2027-03-13T00%3A00%3A00.000Z&days=3";
 
-/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
-const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
-
-const suite = HAVE_CHROMIUM ? describe : describe.skip;
+const suite = (name: string, fn: () => void) => describeUnless(NEEDS_CHROMIUM, name, fn);
 
 suite("upcoming runs against a real daemon", () => {
-  let tmp: string;
-  let shots: string;
-  let d: DaemonProc;
-  let browser: Browser;
+  const rig = browserRig("svc-web-upcoming-", YAML);
 
   const inZone = async (timezoneId: string): Promise<{ context: BrowserContext; page: Page }> => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 760 }, colorScheme: "light", timezoneId, locale: "en-US" });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 760 }, colorScheme: "light", timezoneId, locale: "en-US" });
     context.setDefaultTimeout(10_000);
     return { context, page: await context.newPage() };
   };
   const days = (page: Page) => page.locator("table.upcoming tr.day").evaluateAll((els) => els.map((e) => e.getAttribute("data-day")));
   const row = (page: Page, job: string, at: string) => page.locator(`table.upcoming tr.slot[data-job="${job}"][data-at="${at}"]`);
 
-  beforeAll(async () => {
-    ensureDashboardBuilt();
-    tmp = mkdtempSync(join(tmpdir(), "svc-web-upcoming-"));
-    shots = shotsDir(join(tmp, "shots"));
-    d = await startDaemon(project(YAML, { dir: mkdtempSync(join(tmp, "p-")) }));
-    browser = await launch();
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await d?.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
-
   it("lists the DST weekend by day in the browser's zone (New York): the change noted, the moved slot explained, the excluded one shown", async () => {
     const { context, page } = await inZone("America/New_York");
-    await page.goto(`${d.base}/${WEEKEND}`);
+    await page.goto(`${rig.d.base}/${WEEKEND}`);
     await page.locator("table.upcoming tr.slot").first().waitFor();
     expect(await days(page)).toEqual(["2027-03-13", "2027-03-14", "2027-03-15"]);
     const sunday = page.locator('table.upcoming tr.day[data-day="2027-03-14"]');
@@ -92,7 +69,7 @@ suite("upcoming runs against a real daemon", () => {
     // Berlin's 09:00 is 04:00 in New York, and its own reading is beside it.
     expect(await row(page, "berlin", "2027-03-14T08:00:00.000Z").locator("td.when").innerText()).toBe("04:00 · 09:00 CET in Europe/Berlin");
     expect(await page.getByTestId("upcoming-summary").innerText()).toMatch(/^3 runs of 2 scheduled jobs .* over 3 days · 1 excluded · 1 job without a schedule/);
-    await shot(page, shots, "upcoming");
+    await shot(page, rig.shots, "upcoming");
 
     await page.getByLabel("Show excluded slots").uncheck();
     await page.waitForURL(/excluded=hide/);
@@ -103,7 +80,7 @@ suite("upcoming runs against a real daemon", () => {
 
   it("switches between the browser's zone (Berlin) and each job's zone, keyboard included", async () => {
     const { context, page } = await inZone("Europe/Berlin");
-    await page.goto(`${d.base}/${WEEKEND}`);
+    await page.goto(`${rig.d.base}/${WEEKEND}`);
     const moved = row(page, "nightly", "2027-03-14T07:00:00.000Z");
     await moved.waitFor();
     // Here: 07:00Z is 08:00 in Berlin (CET until the 28th), no DST note on the 14th for Berlin.
@@ -117,13 +94,13 @@ suite("upcoming runs against a real daemon", () => {
     expect(await row(page, "berlin", "2027-03-14T08:00:00.000Z").locator("td.when time").innerText()).toBe("09:00 CET");
     expect(await page.locator('table.upcoming tr.day[data-day="2027-03-14"]').innerText()).toContain("Clocks go forward 1 h in America/New_York (EST → EDT)");
     await page.emulateMedia({ colorScheme: "dark" });
-    await shot(page, shots, "upcoming-job-zone-dark");
+    await shot(page, rig.shots, "upcoming-job-zone-dark");
     await context.close();
   });
 
   it("shows a job's next runs on its page, and says when a job has no schedule", async () => {
     const { context, page } = await inZone("Europe/Berlin");
-    await page.goto(`${d.base}/#/jobs/nightly`);
+    await page.goto(`${rig.d.base}/#/jobs/nightly`);
     const panel = page.locator("section.card", { has: page.getByRole("heading", { name: "Upcoming (next 7 days)" }) });
     await panel.locator("table.upcoming tr.slot").first().waitFor();
     // Seven days of a daily job, in its own zone first.
@@ -131,8 +108,8 @@ suite("upcoming runs against a real daemon", () => {
     expect(await panel.locator("table.upcoming tr.slot td.when time").first().innerText()).toMatch(/^02:30 E[SD]T$/);
     await panel.getByRole("button", { name: "This browser's zone" }).click();
     await poll(() => panel.locator("table.upcoming tr.slot td.when time").first().innerText()).toMatch(/^0[78]:30$/);
-    await shot(page, shots, "job-upcoming");
-    await page.goto(`${d.base}/#/jobs/chain`);
+    await shot(page, rig.shots, "job-upcoming");
+    await page.goto(`${rig.d.base}/#/jobs/chain`);
     await page.getByText("chain has no schedule: it runs by hand or after its upstream jobs.").waitFor();
     await context.close();
   });
