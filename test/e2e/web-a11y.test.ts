@@ -3,7 +3,7 @@
  * axe-core (WCAG 2 A and AA rules: names of controls, roles, contrast of
  * text in light and dark mode...) in Debian's chromium against the built
  * svcd, and their keyboard paths: every control is reached with Tab and
- * shows a focus ring.
+ * shows a focus ring, and so is every node and edge of a cycle's graph.
  */
 import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
@@ -125,6 +125,37 @@ suite("accessibility of the timeline, upcoming and cycle graph", () => {
       }
       expect([...reached].sort(), v.name).toEqual([...new Set(controls)].sort());
     }
+    await context.close();
+  });
+
+  it("reaches every node and edge of the cycle graph with Tab, each marked when focused", async () => {
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    const v = views()[2]!;
+    await page.goto(`${rig.d.base}/${v.hash}`);
+    await page.locator(v.ready).first().waitFor();
+    // The nodes (links to their run) and, in a cycle, the edges (their outputs on focus).
+    const targets = await page.evaluate<string[]>(`[...document.querySelectorAll("svg.graph a.node, svg.graph g.edge-g[tabindex]")].map((el) => el.getAttribute("aria-label"))`);
+    expect(targets.filter((t) => t.startsWith("extract → load")).length).toBe(1);
+    expect(targets.length).toBe(4); // extract, load, slow (not in the cycle) and one edge
+    /** What marks the focused element: a node's border width, an edge's stroke colour. */
+    const mark = `(el) => el.matches("a.node") ? getComputedStyle(el.querySelector("rect")).strokeWidth : getComputedStyle(el.querySelector("path.edge")).stroke`;
+    const atRest = await page.evaluate<string[]>(`[...document.querySelectorAll("svg.graph a.node, svg.graph g.edge-g[tabindex]")].map(${mark})`);
+    const reached = new Map<string, string>();
+    for (let i = 0; i < 80 && reached.size < targets.length; i++) {
+      await page.keyboard.press("Tab");
+      const r = await page.evaluate<{ name: string; mark: string } | null>(`(() => {
+        const el = document.activeElement;
+        if (!el || !el.closest("svg.graph")) return null;
+        return { name: el.getAttribute("aria-label"), mark: (${mark})(el) };
+      })()`);
+      if (r) reached.set(r.name, r.mark);
+    }
+    expect([...reached.keys()].sort()).toEqual([...targets].sort());
+    targets.forEach((t, i) => expect(reached.get(t), `focus mark of ${t}`).not.toBe(atRest[i]));
+    // An edge's outputs show on keyboard focus as on hover.
+    await page.locator("svg.graph g.edge-g[tabindex]").focus();
+    await page.getByTestId("edge-card").waitFor();
     await context.close();
   });
 });

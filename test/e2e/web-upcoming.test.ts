@@ -91,6 +91,9 @@ suite("upcoming runs against a real daemon", () => {
     await page.keyboard.press("Enter");
     await page.waitForURL(/zone=job/);
     await poll(() => moved.locator("td.when").innerText()).toBe("03:00 EDT · 08:00 GMT+1 here");
+    // The toggle says which is on to a screen reader too.
+    expect(await page.getByRole("button", { name: "Each job's zone" }).getAttribute("aria-pressed")).toBe("true");
+    expect(await page.getByRole("button", { name: /^This browser's zone/ }).getAttribute("aria-pressed")).toBe("false");
     expect(await row(page, "berlin", "2027-03-14T08:00:00.000Z").locator("td.when time").innerText()).toBe("09:00 CET");
     expect(await page.locator('table.upcoming tr.day[data-day="2027-03-14"]').innerText()).toContain("Clocks go forward 1 h in America/New_York (EST → EDT)");
     await page.emulateMedia({ colorScheme: "dark" });
