@@ -100,7 +100,7 @@ function DagSvg({ laid, state, edgeOutputs, label }: { laid: Laid; state: (job: 
           data-engine={laid.engine}
         >
           <defs>
-            <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+            <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse">
               <path d="M0,0 L10,5 L0,10 z" class="arrow-head" />
             </marker>
           </defs>
