@@ -125,19 +125,31 @@ export function setStatuses(
  * Inserts a run and announces it; PENDING runs join the dispatch queue. Without `params` the
  * run takes the job's defaults (scheduled, catch-up and dependency runs: CONTRACT §7.2).
  */
-export function createRun(ctx: EngineContext, fields: Omit<NewRun, "created_at" | "tags">, job: JobConfig): RunRecord {
-  const run = ctx.store.runs.create({
+export function createRun(ctx: EngineContext, fields: NewRunFields, job: JobConfig): RunRecord {
+  const run = insertRun(ctx, fields, job);
+  announceRun(ctx, run);
+  return run;
+}
+
+export type NewRunFields = Omit<NewRun, "created_at" | "tags">;
+
+/** createRun's write alone: the run's row (the caller announces it once its transaction is committed). */
+export function insertRun(ctx: EngineContext, fields: NewRunFields, job: JobConfig): RunRecord {
+  return ctx.store.runs.create({
     ...fields,
     params: fields.params !== undefined ? fields.params : defaultParams(job.params),
     secretParams: fields.secretParams ?? secretParamNames(job.params),
     tags: job.tags,
     created_at: new Date(ctx.clock.now()).toISOString(),
   });
+}
+
+/** createRun's announcement of a committed new run: its event, and the dispatch queue for a PENDING one. */
+export function announceRun(ctx: EngineContext, run: RunRecord): void {
   ctx.bus.emit("run:status", { run, from: null });
   if (run.status === "PENDING") {
     ctx.waiting.set(run.id, { id: run.id, job: run.job_name, cycleId: run.cycle_id, status: "PENDING", nextAttemptAt: null });
   }
-  return run;
 }
 
 export function notify(

@@ -3,9 +3,10 @@ import { toError } from "../shared/toError.js";
 import type { RunRecord } from "../store/types.js";
 import { applyEffects } from "./apply.js";
 import { Attempt } from "./attempt.js";
-import { nowIso, setStatuses, type EngineContext, type Waiting } from "./context.js";
+import { announceRun, createRun, insertRun, nowIso, type EngineContext, type NewRunFields, type Waiting } from "./context.js";
 import { activeRunsOf, gatherFacts } from "./facts.js";
 import { decide, type Effect } from "./outcomes.js";
+import type { SpawnSpec } from "../executor/index.js";
 import { prepareSpawn } from "./prepare.js";
 import { Recorder } from "./recorder.js";
 
@@ -167,6 +168,13 @@ export class Dispatcher {
       this.apply(decide(situation, gatherFacts(ctx, run), ctx.clock.now(), ctx.random));
       return true;
     }
+    this.spawn(run, job, attemptNo, spec, started);
+    return false;
+  }
+
+  /** Starts the attempt's process: the run leaves the queue and holds a pool slot. */
+  private spawn(run: RunRecord, job: JobConfig, attemptNo: number, spec: SpawnSpec, started: Started[]): void {
+    const { ctx } = this;
     const attempt = new Attempt(
       { store: ctx.store, clock: ctx.clock, log: ctx.log, killGraceMs: ctx.daemon.executor.killGraceMs, shell: ctx.daemon.executor.shell },
       { ...run, attempt: attemptNo },
@@ -176,7 +184,6 @@ export class Dispatcher {
     started.push({ run, job, attempt, attemptNo, queued: ctx.waiting.get(run.id) });
     ctx.waiting.delete(run.id);
     ctx.attempts.set(run.id, attempt);
-    return false;
   }
 
   /**
@@ -190,44 +197,117 @@ export class Dispatcher {
     const at = nowIso(ctx);
     let running: RunRecord[];
     try {
-      running = setStatuses(
-        ctx,
-        started.map(({ run, attempt, attemptNo }) => ({
-          run,
-          to: "RUNNING",
-          patch: {
-            attempt: attemptNo,
-            started_at: run.started_at ?? at,
-            attempt_started_at: at,
-            pid: attempt.pid,
-            pid_start: attempt.pidStart,
-            next_attempt_at: null,
-            error: null,
-            exit_code: null,
-          },
-        })),
-        () => {
-          for (const { job, attempt } of started) ctx.store.jobState.upsert(job.name, { lock_pid: attempt.pid });
-        },
-      );
+      running = ctx.store.tx(() => this.writeStarts(started, at));
     } catch (e) {
-      // The database refused the starts (locked, full): processes it does not know about must not
-      // run. They are killed at once (before they printed anything) and hold their pool slots until
-      // they are gone; then the runs, still PENDING or RETRYING in the database, are queued again.
-      for (const { run, attempt, queued } of started) {
-        attempt.kill("its start could not be recorded");
-        void attempt.done.then(() => {
-          ctx.attempts.delete(run.id);
-          if (queued) ctx.waiting.set(run.id, queued);
-        });
-      }
+      this.abandon(started);
       throw e;
     }
+    this.afterStarts(started, running, at);
+  }
+
+  /** The RUNNING transitions and the jobs' locks of `started`; the caller's transaction commits them. */
+  private writeStarts(started: readonly Started[], at: string): RunRecord[] {
+    const { ctx } = this;
+    const running = started.map(({ run, attempt, attemptNo }) =>
+      ctx.store.runs.transition(
+        run.id,
+        "RUNNING",
+        {
+          attempt: attemptNo,
+          started_at: run.started_at ?? at,
+          attempt_started_at: at,
+          pid: attempt.pid,
+          pid_start: attempt.pidStart,
+          next_attempt_at: null,
+          error: null,
+          exit_code: null,
+        },
+        run.status,
+      ),
+    );
+    for (const { job, attempt } of started) ctx.store.jobState.upsert(job.name, { lock_pid: attempt.pid });
+    return running;
+  }
+
+  /** After the starts are committed: their events, the wait for each attempt's end, its marker line. */
+  private afterStarts(started: readonly Started[], running: readonly RunRecord[], at: string): void {
+    const { ctx } = this;
+    started.forEach(({ run }, i) => ctx.bus.emit("run:status", { run: running[i]!, from: run.status }));
     started.forEach(({ job, attempt, attemptNo }, i) => {
       const run = running[i]!;
       void attempt.done.then((result) => this.recorder.ended({ run, job, result, finishedAt: ctx.clock.now() }));
       ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, at);
     });
+  }
+
+  /**
+   * The database refused the starts (locked, full): processes it does not know about must not
+   * run. They are killed at once (before they printed anything) and hold their pool slots until
+   * they are gone; then the runs, still PENDING or RETRYING in the database, are queued again
+   * (a run whose row was rolled back with them was never queued).
+   */
+  private abandon(started: readonly Started[]): void {
+    const { ctx } = this;
+    for (const { run, attempt, queued } of started) {
+      attempt.kill("its start could not be recorded");
+      void attempt.done.then(() => {
+        ctx.attempts.delete(run.id);
+        if (queued) ctx.waiting.set(run.id, queued);
+      });
+    }
+  }
+
+  /**
+   * A new run (a manual trigger, a retry) and its start in one transaction: when it may start at
+   * once, its INSERT and its RUNNING transition are one commit instead of two. That is the case
+   * when nothing else waits (no run is passed over, FIFO holds), a pool slot and a
+   * max_concurrent_jobs slot are free, its job's config prepares a command, and decide() says
+   * start; otherwise the run is created and the queue pumped as before. Events follow the commit:
+   * the new run's (PENDING), then its RUNNING one. When the commit fails, the process is killed
+   * before it printed anything and the error goes to the caller: no run was made.
+   */
+  createAndStart(fields: NewRunFields, job: JobConfig): RunRecord {
+    const { ctx } = this;
+    ctx.backfills.admit();
+    const free =
+      !this.pumping &&
+      !ctx.stopping &&
+      ctx.waiting.size === 0 &&
+      ctx.attempts.size < ctx.daemon.executor.poolSize &&
+      ctx.attempts.size < ctx.daemon.scheduler.maxConcurrentJobs;
+    if (!free) return this.createThenPump(fields, job);
+    const started: Started[] = [];
+    const at = nowIso(ctx);
+    let created!: RunRecord;
+    let running: RunRecord[];
+    try {
+      running = ctx.store.tx(() => {
+        created = insertRun(ctx, fields, job);
+        const effects = decide({ kind: "ready" }, gatherFacts(ctx, created, () => this.gateOpen(created, job, new Map())), ctx.clock.now(), ctx.random);
+        const start = effects.length === 1 && effects[0]!.kind === "start" ? effects[0] : null;
+        if (!start || start.kind !== "start") return [];
+        const spec = prepareSpawn(ctx, created, job, start.attemptNo);
+        if ("error" in spec) return []; // the pass after the commit records the failed dispatch
+        this.spawn(created, job, start.attemptNo, spec, started);
+        return this.writeStarts(started, at);
+      });
+    } catch (e) {
+      this.abandon(started);
+      throw e;
+    }
+    announceRun(ctx, created);
+    if (started.length === 0) {
+      this.pump();
+      return ctx.store.runs.get(created.id) ?? created;
+    }
+    this.afterStarts(started, running, at);
+    return running[0]!;
+  }
+
+  private createThenPump(fields: NewRunFields, job: JobConfig): RunRecord {
+    const run = createRun(this.ctx, fields, job);
+    this.pump();
+    return this.ctx.store.runs.get(run.id) ?? run;
   }
 }
 

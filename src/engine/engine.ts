@@ -4,7 +4,7 @@ import type { ProjectConfig } from "../config/types.js";
 import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
 import type { BackfillRecord, JobStateRow, RunRecord } from "../store/types.js";
-import { createContext, createRun, downstreamIndex, nowIso, setStatus, type EngineContext, type EngineDeps } from "./context.js";
+import { createContext, downstreamIndex, nowIso, setStatus, type EngineContext, type EngineDeps } from "./context.js";
 import { Dispatcher } from "./dispatcher.js";
 import { checkParams } from "../config/params.js";
 import { cancelBackfill, createBackfill, planBackfill, type BackfillPlan, type BackfillRequest } from "./backfill.js";
@@ -149,13 +149,7 @@ export class Engine {
     const cycleId = opts.cycleId === undefined ? randomUUID() : this.existingCycle(opts.cycleId);
     // A person chose to carry on with this cycle (as retry does).
     if (opts.cycleId !== undefined) this.ctx.halted.delete(cycleId);
-    const run = createRun(
-      this.ctx,
-      { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: cycleId, params: params.values },
-      job,
-    );
-    this.pool.pump();
-    return this.ctx.store.runs.get(run.id) ?? run;
+    return this.pool.createAndStart({ job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: cycleId, params: params.values }, job);
   }
 
   /** The one cycle whose id is, or starts with, `idOrPrefix`. */
@@ -181,8 +175,7 @@ export class Engine {
     this.assertRunning();
     this.ctx.halted.delete(last.cycle_id); // a person chose to carry on with this cycle
     const kept = this.ctx.store.runs.paramValues(last.id);
-    const run = createRun(
-      this.ctx,
+    return this.pool.createAndStart(
       {
         job_name: job.name,
         trigger: "manual",
@@ -198,8 +191,6 @@ export class Engine {
       },
       job,
     );
-    this.pool.pump();
-    return this.ctx.store.runs.get(run.id) ?? run;
   }
 
   /**
