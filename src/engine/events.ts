@@ -17,7 +17,7 @@ export interface EngineEvents {
     run: RunRecord;
     /** When on_sla_breach has no entries and this is set, fall back to on_failure. */
     fallbackToFailure: boolean;
-    /** The status of the job's previous completed run, for only_after_failure. */
+    /** The status of the job's previous completed run, for only_after_failure (null when no on_success entry of the job has it). */
     previousStatus: RunStatus | null;
   };
   /** The project config was swapped (reload). */

@@ -247,7 +247,7 @@ describe("success and dependency triggering", () => {
   const successEnd: Effect[] = [
     { kind: "transition", runId: 1, from: "RUNNING", to: "SUCCESS", patch: { ...endPatch, exit_code: 0, error: null } },
     { kind: "jobState", job: "extract", patch: { lock_pid: null, last_success: AT } },
-    { kind: "notify", event: "on_success", runId: 1, previousStatus: "FAILED" },
+    { kind: "notify", event: "on_success", runId: 1, previousStatus: null },
   ];
   const transformRun: Effect = {
     kind: "create",
@@ -281,23 +281,32 @@ describe("success and dependency triggering", () => {
     ]);
   });
 
-  it("SUCCESS, on_success with the previous status, one PENDING run of each dependency-triggered downstream job", () => {
-    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING")], previous: "FAILED" as const };
+  it("SUCCESS, on_success, one PENDING run of each dependency-triggered downstream job", () => {
+    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING")] };
     expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual([...successEnd, transformRun]);
   });
 
+  it("on_success carries the previous status when an only_after_failure entry needs it (and only then is it read)", () => {
+    const notify = 'notify:\n  on_success:\n    - {channel: "webhook:https://hooks.example/svc", only_after_failure: true}';
+    const w = { project: project(notify), cycle: [row(1, "extract", "RUNNING")], previous: "FAILED" as const };
+    expect(run(w, row(1, "extract", "RUNNING"), ended(ok)).slice(0, 3)).toEqual([
+      ...successEnd.slice(0, 2),
+      { kind: "notify", event: "on_success", runId: 1, previousStatus: "FAILED" },
+    ]);
+  });
+
   it.each(["PENDING", "RUNNING", "RETRYING", "SUCCESS"] as const)("a downstream run already %s in the cycle is reused, not doubled", (status) => {
-    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", status)], previous: "FAILED" as const };
+    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", status)] };
     expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual(successEnd);
   });
 
   it.each(["FAILED", "SKIPPED"] as const)("a downstream run %s in the cycle does not stop a new one (a manual retry leads on)", (status) => {
-    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", status)], previous: "FAILED" as const };
+    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING"), row(2, "transform", status)] };
     expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual([...successEnd, transformRun]);
   });
 
   it("a paused downstream job is not triggered (logged, and a trace says why)", () => {
-    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING")], previous: "FAILED" as const, paused: ["transform"] };
+    const w = { project: project(""), cycle: [row(1, "extract", "RUNNING")], paused: ["transform"] };
     expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual([
       ...successEnd,
       { kind: "log", level: "info", fields: { job: "transform", upstream: "extract", cycle_id: "c1" }, message: "job is paused: not triggered" },
@@ -322,7 +331,7 @@ describe("success and dependency triggering", () => {
   });
 
   it("nothing new in a halted cycle", () => {
-    const w = { project: project(""), halted: true, previous: "FAILED" as const };
+    const w = { project: project(""), halted: true };
     expect(run(w, row(1, "extract", "RUNNING"), ended(ok))).toEqual(successEnd);
   });
 

@@ -71,7 +71,7 @@ export interface Facts {
     job(name: string): JobConfig | undefined;
     paused(name: string): boolean;
   };
-  /** Status of the job's most recent finished run (for `only_after_failure`). */
+  /** Status of the job's most recent finished run (for `only_after_failure`; asked only when the job has such an entry). */
   previousStatus(): RunStatus | null;
   /** The job's other RUNNING or RETRYING runs (for the concurrency policy). */
   othersActive(): readonly { id: number; status: RunStatus }[];
@@ -151,7 +151,8 @@ class Decision {
     };
     // The job's lock is released in the same write as its last_success / last_failure.
     if (result.ok) {
-      const previous = this.facts.previousStatus();
+      // Only an `only_after_failure` entry reads the previous status: other jobs skip the query.
+      const previous = (job.notify.on_success ?? []).some((e) => e.onlyAfterFailure) ? this.facts.previousStatus() : null;
       const done = this.transition(run, "SUCCESS", { ...patch, error: result.hc === "warn" ? result.error : null });
       this.push({ kind: "jobState", job: job.name, patch: { lock_pid: null, last_success: finished } });
       this.push({ kind: "notify", event: "on_success", runId: run.id, previousStatus: previous });

@@ -183,6 +183,12 @@ describe("runs: the engine's queries", () => {
   it("lastFinished: the newest SUCCESS, FAILED or SKIPPED run", () => {
     expect(store.runs.lastFinished("eng")?.id).toBe(ids.f1!.id);
     expect(store.runs.lastFinished("eng-2")).toBeNull();
+    // Whichever of the three statuses is newest, behind a queue of waiting and running runs.
+    for (const status of ["SKIPPED", "SUCCESS", "FAILED", "SKIPPED"] as const) {
+      const done = runTo(store, status, { job_name: "eng-3" });
+      for (let i = 0; i < 3; i++) runTo(store, i === 0 ? "RUNNING" : "PENDING", { job_name: "eng-3" });
+      expect(store.runs.lastFinished("eng-3")).toMatchObject({ id: done.id, status });
+    }
   });
 
   it("byStatus: oldest first, any case", () => {
