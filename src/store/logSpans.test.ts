@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
-import { open, runTo, tempDir, waitFor } from "./testkit.js";
+import { newRun, open, runTo, tempDir, waitFor } from "./testkit.js";
 import type { TempDir } from "./testkit.js";
 import type { LogLine, LogStream } from "./types.js";
 import { LOG_STREAMS } from "./types.js";
@@ -62,6 +62,29 @@ const readArb = fc.record({
   offset: fc.integer({ min: 0, max: 60 }),
   streams: fc.option(fc.subarray([...LOG_STREAMS]), { nil: undefined }),
   tailN: fc.integer({ min: 0, max: 50 }),
+});
+
+describe("a new run's lines", () => {
+  it("start at seq 1 without a lookup, and carry their own job even when a rolled-back run's id is inserted again", () => {
+    tmp = tempDir();
+    const store = open(tmp.file());
+    let gone = 0;
+    expect(() =>
+      store.tx(() => {
+        gone = store.runs.create(newRun({ job_name: "gone" })).id;
+        throw new Error("rolled back");
+      }),
+    ).toThrow("rolled back");
+    const kept = store.runs.create(newRun({ job_name: "kept" }));
+    expect(kept.id).toBe(gone); // AUTOINCREMENT rolled back with the row: the id comes again
+    store.logs.append(kept.id, "stdout", "hello", TS);
+    store.logs.flush();
+    expect(store.logs.forRun(kept.id, { limit: 10, offset: 0 }).lines.map((l) => [l.seq, l.line])).toEqual([[1, "hello"]]);
+    // The line's own job_name column (full-text searches filter by it).
+    expect(store.logs.search({ run_id: kept.id }, 10, 0).rows.map((l) => [l.job_name, l.line])).toEqual([["kept", "hello"]]);
+    expect(spans(store.path)).toEqual([{ run_id: kept.id, first_seq: 1, last_seq: 1, first_id: 1 }]);
+    store.close();
+  });
 });
 
 describe("log reads agree with a plain model (property)", () => {

@@ -91,6 +91,16 @@ export class LogWriter {
   }
 
   /**
+   * A run was just inserted: it has no lines yet, so its first append starts at seq 1 without
+   * reading the table. Rolled back, its id may be inserted again (AUTOINCREMENT reuses it then),
+   * and that insert says so again, with its own job.
+   */
+  created(runId: number, job: string): void {
+    this.runs.set(runId, { seq: 0, job });
+    this.spans.delete(runId);
+  }
+
+  /**
    * Writes the buffer now. Inside a caller's transaction the write is
    * deferred to just after it (a microtask): lines must not commit or roll
    * back with someone else's transaction, nor be acknowledged before it.
@@ -158,6 +168,8 @@ export class LogWriter {
       let span = this.spans.get(runId);
       let stdout = 0;
       let stderr = 0;
+      // The span as stored (undefined: this batch starts it and it is inserted once, below).
+      let stored = span ? span.lastSeq : undefined;
       for (const i of idx) {
         const l = lines[i]!;
         if (l.stream === "stdout") stdout++;
@@ -166,13 +178,13 @@ export class LogWriter {
         if (span && l.seq === span.lastSeq + 1 && id === span.firstId + (l.seq - span.firstSeq)) {
           span.lastSeq = l.seq; // contiguous: the span grows (written once per run below)
         } else {
-          if (span) this.st.growSpan.run(span.lastSeq, runId, span.firstSeq);
+          if (span) this.writeSpan(runId, span, stored);
           span = { firstSeq: l.seq, lastSeq: l.seq, firstId: id };
-          this.st.newSpan.run(runId, l.seq, l.seq, id);
+          stored = undefined;
         }
         lastId = id;
       }
-      this.st.growSpan.run(span!.lastSeq, runId, span!.firstSeq);
+      this.writeSpan(runId, span!, stored);
       this.spans.set(runId, span!);
       if (stdout) this.st.streamCount.run(runId, "stdout", stdout);
       if (stderr) this.st.streamCount.run(runId, "stderr", stderr);
@@ -180,6 +192,12 @@ export class LogWriter {
     }
     this.st.count.run(lines.length);
     return lastId;
+  }
+
+  /** A span's row: inserted when this batch started it (`stored` undefined), updated when it grew past `stored`. */
+  private writeSpan(runId: number, span: Span, stored: number | undefined): void {
+    if (stored === undefined) this.st.newSpan.run(runId, span.firstSeq, span.lastSeq, span.firstId);
+    else if (stored !== span.lastSeq) this.st.growSpan.run(span.lastSeq, runId, span.firstSeq);
   }
 
   private track(runId: number): { seq: number; job: string } {

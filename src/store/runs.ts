@@ -96,6 +96,8 @@ export class SqliteRuns implements RunsStore {
   constructor(
     private readonly db: Db,
     private readonly attempts: SqliteAttempts,
+    /** Told of every row inserted (the log writer: a new run has no lines, its first append need not look). */
+    private readonly onCreated: (id: number, job: string) => void = () => {},
   ) {
     this.cache = new StatementCache(db);
     this.st = {
@@ -151,6 +153,7 @@ export class SqliteRuns implements RunsStore {
     const insert = (): RunRecord => {
       const created = toRun(this.st.insert.get(row) as RunRow);
       for (const tag of run.tags) this.st.insertTag.run(tag, created.id);
+      this.onCreated(created.id, created.job_name);
       return created;
     };
     try {

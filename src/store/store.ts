@@ -100,7 +100,7 @@ export class SqliteStore implements Store {
       onCommitted: (lastId) => this.indexer.noteWritten(lastId),
     });
     const attempts = new SqliteAttempts(db);
-    this.runs = new SqliteRuns(db, attempts);
+    this.runs = new SqliteRuns(db, attempts, (id, job) => this.writer.created(id, job));
     this.timeline = new SqliteTimeline(db, attempts);
     this.logs = new SqliteLogs(db, this.writer, this.indexer);
     this.outputs = new SqliteOutputs(db);
