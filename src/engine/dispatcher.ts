@@ -295,11 +295,12 @@ export class Dispatcher {
       this.abandon(started);
       throw e;
     }
-    announceRun(ctx, created);
     if (started.length === 0) {
+      announceRun(ctx, created);
       this.pump();
       return ctx.store.runs.get(created.id) ?? created;
     }
+    ctx.bus.emit("run:status", { run: created, from: null }); // its creation; it never waited in the queue
     this.afterStarts(started, running, at);
     return running[0]!;
   }

@@ -1,6 +1,7 @@
 import type { JobConfig } from "../config/types.js";
 import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
+import type { LinesWritten } from "../store/api.js";
 import { isTransientStorageError } from "../store/errors.js";
 import type { RunRecord } from "../store/types.js";
 import { afterCommit, writeEffects, type AfterCommit } from "./apply.js";
@@ -102,6 +103,7 @@ export class Recorder {
     const { ctx } = this;
     const at = new Date(finishedAt).toISOString();
     try {
+      ctx.store.logs.flush(); // the attempt's lines, before anyone sees it ended
       const current = ctx.store.runs.get(run.id);
       if (current?.status !== "RUNNING") return null; // someone else ended it: nothing left RUNNING
       const [failed] = setStatuses(
@@ -136,10 +138,11 @@ export class Recorder {
   private writeEnds(batch: Ending[]): Error | null {
     const { ctx } = this;
     let after: AfterCommit;
+    let lines: LinesWritten | null = null;
     try {
-      // Every line of an attempt is stored before its end: whoever sees the run finished reads all of it.
-      ctx.store.logs.flush();
       after = ctx.store.tx(() => {
+        // Every line of an attempt is stored with its end (one commit): whoever sees the run finished reads all of it.
+        lines = ctx.store.logs.flushWithin();
         const all: AfterCommit = [];
         const now = ctx.clock.now();
         for (const e of batch) {
@@ -150,8 +153,11 @@ export class Recorder {
         return all;
       });
     } catch (e) {
+      (lines as LinesWritten | null)?.rolledBack();
       return toError(e);
     }
+    // The lines are announced (WebSocket followers get them) before the ends' events.
+    (lines as LinesWritten | null)?.committed();
     for (const e of batch) ctx.attempts.delete(e.run.id);
     afterCommit(after);
     this.retryUnwritten();

@@ -88,7 +88,7 @@ export interface ReadStore {
   readonly path: string;
   readonly schemaVersion: number;
   readonly runs: Pick<RunsStore, "get" | "getMany" | "recent" | "lastFinished" | "byStatus" | "inCycle" | "page" | "audit">;
-  readonly logs: Omit<LogsStore, "append">;
+  readonly logs: Omit<LogsStore, "append" | "flushWithin">;
   readonly outputs: Omit<OutputsStore, "put">;
   readonly jobState: Pick<JobStateStore, "get" | "all" | "pausedJobs" | "lockedJobs" | "page">;
   readonly alerts: Pick<AlertsStore, "get" | "pending" | "search">;
@@ -200,6 +200,12 @@ export interface BackfillsStore {
   runsForSlots(job: string, slots: readonly string[]): Map<string, number>;
 }
 
+/** Lines written inside a caller's transaction (LogsStore.flushWithin): what to do once it ends. */
+export interface LinesWritten {
+  committed(): void;
+  rolledBack(): void;
+}
+
 export interface LogsStore {
   /**
    * Buffers a line; seq is assigned here (per run, from 1, no gaps, also
@@ -213,6 +219,14 @@ export interface LogsStore {
    * lines never commit or roll back with someone else's transaction.
    */
   flush(): void;
+  /**
+   * Writes the buffered lines inside the caller's open transaction, so they commit with its own
+   * writes (one commit for both; the engine records a run's end this way). Once that transaction
+   * has committed the caller calls `committed()`: only then are the lines durable and announced.
+   * After a rollback it calls `rolledBack()` and the lines stay buffered for the next flush.
+   * Null when nothing is buffered.
+   */
+  flushWithin(): LinesWritten | null;
   /** Called after each flush with the lines just made durable, in order. */
   onFlushed(listener: (lines: LogLine[]) => void): () => void;
   /** Lines of one run in seq order (streams filter optional). */

@@ -87,6 +87,47 @@ describe("a new run's lines", () => {
   });
 });
 
+describe("flushWithin: lines written in the caller's transaction", () => {
+  it("are durable and announced only once that transaction committed; rolled back, they stay buffered in order", () => {
+    tmp = tempDir();
+    const store = open(tmp.file(), { logFlushMs: 60_000 });
+    const run = runTo(store, "RUNNING");
+    const announced: string[] = [];
+    store.logs.onFlushed((lines) => announced.push(...lines.map((l) => l.line)));
+    const read = () => store.logs.forRun(run.id, { limit: 100, offset: 0 }).lines.map((l) => [l.seq, l.line]);
+    for (const l of ["a", "b"]) store.logs.append(run.id, "stdout", l, TS);
+    // Rolled back: nothing durable, nothing announced, and the lines come back in front of one appended meanwhile.
+    let written = null as ReturnType<typeof store.logs.flushWithin>;
+    expect(() =>
+      store.tx(() => {
+        written = store.logs.flushWithin();
+        store.logs.append(run.id, "stdout", "c", TS);
+        throw new Error("rolled back");
+      }),
+    ).toThrow("rolled back");
+    written!.rolledBack();
+    expect(read()).toEqual([]);
+    expect(announced).toEqual([]);
+    // Committed with the caller's own write: durable together, announced at committed().
+    store.tx(() => {
+      written = store.logs.flushWithin();
+      store.jobState.upsert(run.job_name, { last_success: TS });
+    });
+    expect(read()).toEqual([[1, "a"], [2, "b"], [3, "c"]]);
+    expect(announced).toEqual([]);
+    written!.committed();
+    expect(announced).toEqual(["a", "b", "c"]);
+    expect(store.logs.flushWithin()).toBeNull();
+    expect(() => {
+      store.logs.append(run.id, "stdout", "d", TS);
+      store.logs.flushWithin();
+    }).toThrow(/open transaction/);
+    store.logs.flush();
+    expect(read()).toEqual([[1, "a"], [2, "b"], [3, "c"], [4, "d"]]);
+    store.close();
+  });
+});
+
 describe("log reads agree with a plain model (property)", () => {
   it("forRun, tail, search by run and job, totals: across flushes and restarts", () => {
     fc.assert(

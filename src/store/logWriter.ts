@@ -3,6 +3,7 @@ import { toError } from "../shared/toError.js";
 import { NotFoundError } from "./errors.js";
 import type { Db, Stmt } from "./sql.js";
 import { normStream } from "./sql.js";
+import type { LinesWritten } from "./api.js";
 import type { LogLine, LogStream } from "./types.js";
 
 export interface LogWriterOptions {
@@ -122,12 +123,48 @@ export class LogWriter {
     }
     this.buffer = [];
     this.jobs = [];
+    this.written(lines, lastId);
+  }
+
+  /**
+   * LogsStore.flushWithin: the buffer written in the caller's open transaction. The lines leave
+   * the buffer now (lines appended meanwhile, by the caller's own writes, start a new one) and
+   * come back in front of it if the transaction rolls back.
+   */
+  flushWithin(): LinesWritten | null {
+    if (this.buffer.length === 0) return null;
+    if (!this.db.inTransaction) throw new Error("flushWithin needs the caller's open transaction");
+    const lines = this.buffer;
+    const jobs = this.jobs;
+    let lastId: number;
+    try {
+      lastId = this.write(lines, jobs);
+    } catch (e) {
+      this.spans.clear();
+      throw e; // the buffer is intact; the caller's transaction rolls back
+    }
+    this.buffer = [];
+    this.jobs = [];
+    return {
+      committed: () => this.written(lines, lastId),
+      rolledBack: () => {
+        this.spans.clear();
+        this.buffer = lines.concat(this.buffer);
+        this.jobs = jobs.concat(this.jobs);
+      },
+    };
+  }
+
+  /** After a commit of `lines`: the timer, the runs tracked, the indexer and the listeners. */
+  private written(lines: LogLine[], lastId: number): void {
     this.failing = false;
-    if (this.timer !== null) {
+    if (this.timer !== null && this.buffer.length === 0) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.runs.size > MAX_TRACKED_RUNS) {
+    // Dropped only when every seq assigned is in the table (lines appended during a caller's
+    // transaction may still wait in the buffer).
+    if (this.runs.size > MAX_TRACKED_RUNS && this.buffer.length === 0) {
       this.runs.clear();
       this.spans.clear();
     }

@@ -1,4 +1,4 @@
-import type { LogsStore } from "./api.js";
+import type { LinesWritten, LogsStore } from "./api.js";
 import type { FtsIndexer } from "./ftsIndexer.js";
 import { toFtsQuery } from "./ftsQuery.js";
 import type { LogWriter } from "./logWriter.js";
@@ -44,6 +44,10 @@ export class SqliteLogs implements LogsStore {
 
   flush(): void {
     this.writer.flush();
+  }
+
+  flushWithin(): LinesWritten | null {
+    return this.writer.flushWithin();
   }
 
   onFlushed(listener: (lines: LogLine[]) => void): () => void {

@@ -41,6 +41,7 @@ describe("a manual run that may start at once", () => {
     const run = kit.engine.runNow("quick", { triggeredBy: "cli" });
     expect(run.status).toBe("RUNNING");
     expect(run.pid).not.toBeNull();
+    expect(kit.engine.counts()).toEqual({ running: 1, waiting: 0 }); // running, and not also queued
     expect(kit.store.jobState.get("quick")!.lock_pid).toBe(run.pid);
     expect(kit.statusesOf(run.id)).toEqual(["PENDING", "RUNNING"]);
     expect((await kit.waitRun(run.id, ["SUCCESS", "FAILED"])).status).toBe("SUCCESS");
