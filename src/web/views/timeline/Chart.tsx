@@ -165,6 +165,9 @@ function Card({ hover, now }: { hover: Hover; now: number }) {
 
 export const toneOf = (s: Status) => ({ SUCCESS: "ok", FAILED: "bad", RUNNING: "run", RETRYING: "warn", PENDING: "wait", SKIPPED: "muted" })[s];
 
+/** Room a tick's label needs ("Wed, Nov 25", "12:00 PM" at 0.75rem). */
+const TICK_LABEL_PX = 80;
+
 function Axis({ view, width, now }: { view: View; width: number; now: number }) {
   const list = ticks(view, width, localOffset);
   const scale = width / (view.to - view.from);
@@ -173,9 +176,11 @@ function Axis({ view, width, now }: { view: View; width: number; now: number }) 
     <div class="tl-axis" aria-hidden="true">
       {list.map(({ at, step }) => {
         const midnight = new Date(at).getHours() === 0 && new Date(at).getMinutes() === 0;
+        const x = (at - view.from) * scale;
         return (
-          <span key={at} class={`tl-tick${midnight ? " day" : ""}`} style={{ left: `${(at - view.from) * scale}px` }}>
-            {step >= 86_400_000 || midnight ? dayFmt.format(at) : step < 60_000 ? secFmt.format(at) : timeFmt.format(at)}
+          <span key={at} class={`tl-tick${midnight ? " day" : ""}`} style={{ left: `${x}px` }}>
+            {/* A label that would be cut at the right edge is left out; its tick line stays. */}
+            {x > width - TICK_LABEL_PX ? "" : step >= 86_400_000 || midnight ? dayFmt.format(at) : step < 60_000 ? secFmt.format(at) : timeFmt.format(at)}
           </span>
         );
       })}
