@@ -6,15 +6,24 @@ import { notify } from "../lib/notices.js";
 import { href } from "../lib/router.js";
 import type { StartedRun } from "../lib/types.js";
 import { ErrorBox } from "./States.js";
+import { fieldErrors, ParamFields, useParamForm } from "./ParamFields.js";
 
 const MAX_REASON = 500;
 
-/** "Run now" with an optional reason (SPEC: free text, at most 500 characters). */
+/**
+ * "Run now" with an optional reason (SPEC: free text, at most 500 characters) and the job's
+ * params as a form built from its declaration (CONTRACT §7.2); the daemon's validation messages
+ * show beside their fields.
+ */
 export function RunDialog({ job, onClose, onStarted }: { job: string | null; onClose: () => void; onStarted?: (r: StartedRun) => void }) {
   const [reason, setReason] = useState("");
-  const action = useAction((name: string, text: string) =>
-    api.post<StartedRun>(`api/jobs/${seg(name)}/run`, text.trim() ? { reason: text.trim() } : {}),
-  );
+  const form = useParamForm(job);
+  const action = useAction((name: string, text: string) => {
+    const body: Record<string, unknown> = text.trim() ? { reason: text.trim() } : {};
+    if (form.has) body.params = form.body();
+    return api.post<StartedRun>(`api/jobs/${seg(name)}/run`, body);
+  });
+  const errors = fieldErrors(action.error);
   const close = () => {
     setReason("");
     action.clearError();
@@ -36,6 +45,7 @@ export function RunDialog({ job, onClose, onStarted }: { job: string | null; onC
           close();
         }}
       >
+        <ParamFields decls={form.decls} inputs={form.inputs} errors={errors} onChange={form.set} />
         <label class="field">
           Reason (optional)
           <textarea
@@ -45,7 +55,7 @@ export function RunDialog({ job, onClose, onStarted }: { job: string | null; onC
             value={reason}
             onInput={(e) => setReason((e.currentTarget as HTMLTextAreaElement).value)}
             placeholder="Why run it now? Shown in the audit history."
-            autoFocus
+            autoFocus={!form.has}
           />
         </label>
         <p class="hint" aria-live="polite">

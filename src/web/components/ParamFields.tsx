@@ -1,0 +1,175 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, seg, type ApiError } from "../lib/api.js";
+
+/** A job's param declaration as GET /api/jobs/:name shows it (a secret default reads ***). */
+export interface ParamDecl {
+  type: "string" | "integer" | "number" | "boolean" | "enum";
+  default: string | number | boolean | null;
+  required: boolean;
+  values: string[] | null;
+  pattern: string | null;
+  description: string | null;
+  secret: boolean;
+}
+
+export type ParamInputs = Record<string, string | boolean>;
+
+/**
+ * The job's param declarations (GET /api/jobs/:name) and the form's inputs, reset when the job
+ * changes; null job: none.
+ */
+export function useParamForm(job: string | null) {
+  const [decls, setDecls] = useState<Record<string, ParamDecl>>({});
+  const [inputs, setInputs] = useState<ParamInputs>({});
+  useEffect(() => {
+    setDecls({});
+    setInputs({});
+    if (job === null) return;
+    let live = true;
+    void api
+      .get<{ job: { params?: Record<string, ParamDecl> } }>(`api/jobs/${seg(job)}`, { runs: 0 })
+      .then((r) => {
+        if (!live) return;
+        const p = r.job.params ?? {};
+        setDecls(p);
+        setInputs(initialInputs(p));
+      })
+      .catch(() => undefined); // the POST itself reports what is wrong
+    return () => {
+      live = false;
+    };
+  }, [job]);
+  return {
+    decls,
+    inputs,
+    has: Object.keys(decls).length > 0,
+    set: (name: string, value: string | boolean) => setInputs((now) => ({ ...now, [name]: value })),
+    body: () => paramsBody(decls, inputs),
+  };
+}
+
+/** What the form starts with: each default (a secret one stays empty: its value is not shown). */
+export function initialInputs(decls: Record<string, ParamDecl>): ParamInputs {
+  const out: ParamInputs = {};
+  for (const [name, d] of Object.entries(decls)) {
+    if (d.type === "boolean") out[name] = d.default === true;
+    else out[name] = d.default === null || d.secret ? "" : String(d.default);
+  }
+  return out;
+}
+
+/**
+ * The `params` to send: typed by the declaration. An empty field is left out (the daemon then
+ * takes the default, or says the param is required); text that is not a number is sent as it
+ * is, and the daemon's message shows beside the field.
+ */
+export function paramsBody(decls: Record<string, ParamDecl>, inputs: ParamInputs): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [name, d] of Object.entries(decls)) {
+    const v = inputs[name];
+    if (d.type === "boolean") {
+      out[name] = v === true;
+      continue;
+    }
+    if (typeof v !== "string" || v === "") continue;
+    if ((d.type === "integer" || d.type === "number") && v.trim() !== "" && Number.isFinite(Number(v))) out[name] = Number(v);
+    else out[name] = v;
+  }
+  return out;
+}
+
+/** The daemon's message for each path of a 422 validation_failed (`from`, `params.day`...). */
+export function pathErrors(error: ApiError | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!error || error.code !== "validation_failed" || !Array.isArray(error.details)) return out;
+  for (const d of error.details as { path?: string; message?: string }[]) {
+    if (typeof d.path === "string") out[d.path] = out[d.path] ? `${out[d.path]}; ${d.message ?? "is invalid"}` : (d.message ?? "is invalid");
+  }
+  return out;
+}
+
+/** The daemon's message for each `params.NAME` of a 422 validation_failed, by NAME. */
+export function fieldErrors(error: ApiError | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [path, message] of Object.entries(pathErrors(error))) if (path.startsWith("params.")) out[path.slice("params.".length)] = message;
+  return out;
+}
+
+/** One input per declared param: typed, enum as a select, required marked, the server's message beside it. */
+export function ParamFields({
+  decls,
+  inputs,
+  errors,
+  onChange,
+}: {
+  decls: Record<string, ParamDecl>;
+  inputs: ParamInputs;
+  errors: Record<string, string>;
+  onChange: (name: string, value: string | boolean) => void;
+}) {
+  const names = Object.keys(decls);
+  if (names.length === 0) return null;
+  return (
+    <fieldset class="params">
+      <legend>Parameters</legend>
+      {names.map((name) => {
+        const d = decls[name]!;
+        const id = `param-${name}`;
+        const err = errors[name];
+        const describedBy = [d.description ? `${id}-hint` : "", err ? `${id}-error` : ""].filter((x) => x).join(" ") || undefined;
+        const common = { id, name, "aria-invalid": err ? true : undefined, "aria-describedby": describedBy, "aria-required": d.required || undefined };
+        const value = inputs[name];
+        let input;
+        if (d.type === "boolean") {
+          input = <input type="checkbox" {...common} checked={value === true} onChange={(e) => onChange(name, (e.currentTarget as HTMLInputElement).checked)} />;
+        } else if (d.type === "enum") {
+          input = (
+            <select {...common} value={String(value ?? "")} onChange={(e) => onChange(name, (e.currentTarget as HTMLSelectElement).value)}>
+              {/* Without a default the param is required: nothing chosen yet. With one, it is selected. */}
+              {d.default === null && <option value="">choose…</option>}
+              {(d.values ?? []).map((v) => (
+                <option value={v}>{v}</option>
+              ))}
+            </select>
+          );
+        } else {
+          const type = d.secret ? "password" : d.type === "integer" || d.type === "number" ? "number" : "text";
+          input = (
+            <input
+              type={type}
+              step={d.type === "integer" ? "1" : d.type === "number" ? "any" : undefined}
+              {...common}
+              value={String(value ?? "")}
+              placeholder={d.secret && d.default !== null ? "(secret default)" : d.pattern ? `matches ${d.pattern}` : undefined}
+              onInput={(e) => onChange(name, (e.currentTarget as HTMLInputElement).value)}
+            />
+          );
+        }
+        return (
+          <div class={`field param${err ? " invalid" : ""}`} data-param={name}>
+            <label for={id}>
+              {name}
+              {d.required && (
+                <span class="required" title="required">
+                  {" *"}
+                </span>
+              )}{" "}
+              <span class="hint">({d.type})</span>
+            </label>
+            {input}
+            {d.description && (
+              <p class="hint" id={`${id}-hint`}>
+                {d.description}
+              </p>
+            )}
+            {err && (
+              <p class="field-error" id={`${id}-error`} role="alert">
+                {err}
+              </p>
+            )}
+          </div>
+        );
+      })}
+    </fieldset>
+  );
+}
