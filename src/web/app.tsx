@@ -11,6 +11,7 @@ import { DbView } from "./views/Db.js";
 import { IntegrationsView } from "./views/Integrations.js";
 import { ConfigView } from "./views/Config.js";
 import { DaemonView } from "./views/Daemon.js";
+import { BackfillsView, BackfillView } from "./views/Backfill.js";
 import { Empty } from "./components/States.js";
 import { useEffect } from "preact/hooks";
 
@@ -41,6 +42,9 @@ function View({ route }: { route: Route }) {
       return second && /^\d+$/.test(second) ? <RunView key={second} id={Number(second)} /> : <NotFound route={route} />;
     case "graph":
       return <GraphView route={route} />;
+    case "backfills":
+      if (second === undefined) return <BackfillsView />;
+      return /^\d+$/.test(second) ? <BackfillView key={second} id={Number(second)} route={route} /> : <NotFound route={route} />;
     case "timeline":
       return <TimelineView route={route} />;
     case "upcoming":
@@ -63,6 +67,7 @@ function View({ route }: { route: Route }) {
 const TITLES: Record<string, string> = {
   jobs: "Job",
   runs: "Run",
+  backfills: "Backfill",
   graph: "Graph",
   timeline: "Timeline",
   upcoming: "Upcoming",

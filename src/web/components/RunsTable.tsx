@@ -5,9 +5,13 @@ import { Badge, HealthBadge, RunStatusBadge } from "./StatusBadge.js";
 import { Table, type Column, type SortState } from "./Table.js";
 import { Time } from "./Time.js";
 import { seg } from "../lib/api.js";
+import { hasParams, ParamValues } from "./ParamValues.js";
 
-/** Columns of a run list; `job` adds the job name (audit, database views). */
-export function runColumns(opts: { job?: boolean; cycle?: boolean; sortable?: boolean } = {}): Column<RunRecord>[] {
+/**
+ * Columns of a run list; `job` adds the job name (audit, database views), `params` the run's
+ * parameter values. A backfill run's trigger links to its backfill's page.
+ */
+export function runColumns(opts: { job?: boolean; cycle?: boolean; sortable?: boolean; params?: boolean } = {}): Column<RunRecord>[] {
   const s = opts.sortable ?? false;
   const cols: (Column<RunRecord> | false)[] = [
     { key: "id", label: "Run", sortable: s, render: (r) => <a href={href(`/runs/${r.id}`)}>#{r.id}</a> },
@@ -19,7 +23,20 @@ export function runColumns(opts: { job?: boolean; cycle?: boolean; sortable?: bo
     },
     { key: "status", label: "Status", sortable: s, render: (r) => <RunStatusBadge status={r.status} /> },
     { key: "attempt", label: "Attempt", sortable: s, class: "num" },
-    { key: "trigger", label: "Trigger", sortable: s },
+    {
+      key: "trigger",
+      label: "Trigger",
+      sortable: s,
+      render: (r) =>
+        r.backfill_id !== null && r.backfill_id !== undefined ? (
+          <a href={href(`/backfills/${r.backfill_id}`)} title={`Open backfill #${r.backfill_id}`}>
+            {r.trigger} #{r.backfill_id}
+          </a>
+        ) : (
+          r.trigger
+        ),
+    },
+    !!opts.params && { key: "params", label: "Params", render: (r) => <ParamValues params={r.params} /> },
     { key: "triggered_by", label: "By", sortable: s },
     { key: "started_at", label: "Started", sortable: s, render: (r) => <Time iso={r.started_at ?? r.created_at} /> },
     {
@@ -78,7 +95,7 @@ export function RunsTable({
 }) {
   return (
     <Table
-      columns={runColumns({ job, cycle, sortable: !!onSort })}
+      columns={runColumns({ job, cycle, sortable: !!onSort, params: runs.some(hasParams) })}
       rows={runs}
       rowKey={(r) => r.id}
       sort={sort}

@@ -4,6 +4,7 @@ import type { JobStateRow, LogStream, RunRecord, RunStatus } from "../../store/t
 
 export type {
   AlertRow,
+  BackfillRecord,
   IntegrationStatusRow,
   JobStateRow,
   LogStream,

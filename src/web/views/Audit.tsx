@@ -18,7 +18,7 @@ interface AuditPage {
   offset: number;
 }
 
-const FILTERS = ["job", "trigger", "status", "since", "reason", "tag"] as const;
+const FILTERS = ["job", "trigger", "status", "since", "reason", "tag", "param", "backfill_id"] as const;
 const EXPORT_BATCH = 1000;
 
 /** Every matching run, page after page, for the CSV export. */
@@ -42,11 +42,14 @@ export function AuditView({ route }: { route: Route }) {
   const fields: FilterField[] = useMemo(
     () => [
       { name: "job", label: "Job", type: "select", options: (jobs.data?.jobs ?? []).map((j) => [j.name, j.name]) },
-      { name: "trigger", label: "Trigger", type: "select", options: [["manual", "manual"], ["schedule", "schedule"], ["dependency", "dependency"]] },
+      { name: "trigger", label: "Trigger", type: "select", options: [["manual", "manual"], ["schedule", "schedule"], ["dependency", "dependency"], ["backfill", "backfill"]] },
       { name: "status", label: "Status", type: "select", options: [["failed", "FAILED"], ["success", "SUCCESS"], ["skipped", "SKIPPED"]] },
       { name: "since", label: "Since", type: "date" },
       { name: "reason", label: "Reason contains", type: "search", placeholder: "text in the reason" },
       { name: "tag", label: "Tag", type: "select", options: (tags.data?.tags ?? []).map((t) => [t.tag, t.tag]) },
+      // CONTRACT §7.2: runs whose param has this value (secret params never match).
+      { name: "param", label: "Param", type: "search", placeholder: "name=value" },
+      { name: "backfill_id", label: "Backfill #", type: "number", placeholder: "id" },
     ],
     [jobs.data, tags.data],
   );

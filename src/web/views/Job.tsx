@@ -11,6 +11,8 @@ import { Time } from "../components/Time.js";
 import { RunsTable } from "../components/RunsTable.js";
 import { JobActions } from "../components/JobActions.js";
 import { RunDialog } from "../components/RunDialog.js";
+import { BackfillDialog } from "../components/BackfillDialog.js";
+import { BackfillsTable } from "./Backfill.js";
 import { lazy } from "../components/Lazy.js";
 
 const DurationChart = lazy(() => import("./DurationChart.js"), "the chart");
@@ -30,6 +32,12 @@ function configValue(v: unknown) {
 function Config({ job }: { job: Record<string, unknown> }) {
   const entries = Object.entries(job).filter(([k]) => k !== "name");
   return <KeyValues items={entries.map(([k, v]) => [k, configValue(v)])} />;
+}
+
+/** A job with a schedule (not `manual`, not `after:`): the only kind a backfill can run (CONTRACT §7.3). */
+function scheduled(job: Record<string, unknown>): boolean {
+  const f = job.frequency;
+  return typeof f === "string" && f !== "manual" && !f.startsWith("after:");
 }
 
 function Health({ runs }: { runs: RunRecord[] }) {
@@ -56,6 +64,7 @@ export function JobView({ name, route }: { name: string; route: Route }) {
   const runsWanted = Math.min(MAX_RUNS, Math.max(STEP, Number(route.query.get("runs")) || STEP));
   const detail = useApi<JobDetail>(`api/jobs/${seg(name)}${qs({ runs: runsWanted })}`, 5000);
   const [runOpen, setRunOpen] = useState(false);
+  const [backfillOpen, setBackfillOpen] = useState(false);
   const pause = useAction(async (verb: "pause" | "resume") => {
     await api.post(`api/jobs/${seg(name)}/${verb}`);
     notify("ok", `${name} ${verb === "pause" ? "paused" : "resumed"}`);
@@ -81,6 +90,11 @@ export function JobView({ name, route }: { name: string; route: Route }) {
                   <button type="button" class="primary" onClick={() => setRunOpen(true)}>
                     Run…
                   </button>
+                  {scheduled(job) && (
+                    <button type="button" onClick={() => setBackfillOpen(true)}>
+                      Backfill…
+                    </button>
+                  )}
                   <button type="button" disabled={pause.busy} onClick={() => void pause.run(paused ? "resume" : "pause")}>
                     {paused ? "Resume" : "Pause"}
                   </button>
@@ -139,6 +153,12 @@ export function JobView({ name, route }: { name: string; route: Route }) {
                   </>
                 )}
               </section>
+              {scheduled(job) && (
+                <section class="card" aria-labelledby="backfills-title">
+                  <h2 id="backfills-title">Backfills</h2>
+                  <BackfillsTable job={name} />
+                </section>
+              )}
               <section class="card">
                 <h2>Configuration</h2>
                 <p class="hint">Environment values are redacted by the daemon.</p>
@@ -149,6 +169,7 @@ export function JobView({ name, route }: { name: string; route: Route }) {
         }}
       </Loaded>
       <RunDialog job={runOpen ? name : null} onClose={() => setRunOpen(false)} onStarted={() => void detail.reload()} />
+      <BackfillDialog job={backfillOpen ? name : null} onClose={() => setBackfillOpen(false)} />
     </section>
   );
 }

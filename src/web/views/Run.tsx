@@ -10,6 +10,7 @@ import { HealthBadge, RunStatusBadge, SlaBadge } from "../components/StatusBadge
 import { Time } from "../components/Time.js";
 import { Table } from "../components/Table.js";
 import { JobActions } from "../components/JobActions.js";
+import { ParamValues } from "../components/ParamValues.js";
 import { LogView } from "./LogView.js";
 import { CycleRuns } from "./CycleRuns.js";
 
@@ -59,6 +60,13 @@ function Record({ run }: { run: RunRecord }) {
         ["Trigger", run.trigger],
         ["Triggered by", run.triggered_by],
         ["Reason", run.reason],
+        ["Params", <ParamValues params={run.params} />],
+        // The slot the run is for (SVC_SCHEDULED_AT): scheduled, catch-up, backfill runs and their cycles.
+        ["Scheduled at", run.scheduled_at ?? run.scheduled_for ? <Time iso={run.scheduled_at ?? run.scheduled_for} /> : null],
+        [
+          "Backfill",
+          run.backfill_id !== null && run.backfill_id !== undefined ? <a href={href(`/backfills/${run.backfill_id}`)}>backfill #{run.backfill_id}</a> : null,
+        ],
         ["Cycle", <code>{run.cycle_id}</code>],
         ["SLA", <SlaBadge breached={run.sla_breached} />],
         ["Healthcheck", <HealthBadge status={run.hc_status} />],
@@ -66,7 +74,6 @@ function Record({ run }: { run: RunRecord }) {
         ["Started", <Time iso={run.started_at} />],
         ["Finished", <Time iso={run.finished_at} />],
         ["Next attempt", run.next_attempt_at ? <Time iso={run.next_attempt_at} /> : null],
-        ["Scheduled for", run.scheduled_for ? <Time iso={run.scheduled_for} /> : null],
         ["Error", run.error ? <span class="err-text">{run.error}</span> : null],
       ]}
     />
