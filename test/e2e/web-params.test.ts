@@ -5,13 +5,10 @@
  * run started with the typed values.
  */
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { project, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
-import { ensureDashboardBuilt, HAVE_CHROMIUM, launch } from "./helpers/browser.js";
+import { expect, it } from "vitest";
+import { until } from "../helpers/daemonKit.js";
+import { browserRig, NEEDS_CHROMIUM, poll } from "../helpers/chromium.js";
+import { describeUnless } from "../helpers/skip.js";
 
 const YAML = `jobs:
   report:
@@ -25,33 +22,19 @@ const YAML = `jobs:
       token: {secret: true, default: tok-default-9f3a, description: the API token}
 `;
 
-const suite = HAVE_CHROMIUM ? describe : describe.skip;
+const suite = (name: string, fn: () => void) => describeUnless(NEEDS_CHROMIUM, name, fn);
 
 suite("the run dialog's params form", () => {
-  let tmp: string;
-  let d: DaemonProc;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    ensureDashboardBuilt();
-    tmp = mkdtempSync(join(tmpdir(), "svc-web-params-"));
-    d = await startDaemon(project(YAML, { dir: mkdtempSync(join(tmp, "p-")) }));
-    browser = await launch();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await d?.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
+  const rig = browserRig("svc-web-params-", YAML);
 
   it("typed inputs, enum select, required marked; a bad value's message beside its field; then a run with the values", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(10_000);
     const page = await context.newPage();
-    await page.goto(`${d.base}/#/jobs/report`);
+    await page.goto(`${rig.d.base}/#/jobs/report`);
     await page.getByRole("button", { name: /^run…$/i }).click();
     const dialog = page.getByRole("dialog");
-    await expect.poll(() => dialog.locator("[data-param]").count()).toBe(5);
+    await poll(() => dialog.locator("[data-param]").count()).toBe(5);
     expect(await dialog.locator("#param-day").getAttribute("type")).toBe("text");
     expect(await dialog.locator("#param-day").getAttribute("aria-required")).toBe("true");
     expect(await dialog.locator('[data-param="day"] .required').count()).toBe(1);
@@ -70,9 +53,9 @@ suite("the run dialog's params form", () => {
     await dialog.locator("#param-day").fill("soon");
     await dialog.getByRole("button", { name: /^run now$/i }).click();
     const err = dialog.locator("#param-day-error");
-    await expect.poll(() => err.textContent()).toMatch(/must match the pattern/);
+    await poll(() => err.textContent()).toMatch(/must match the pattern/);
     expect(await dialog.locator("#param-day").getAttribute("aria-invalid")).toBe("true");
-    const before = (await d.api<{ total: number }>("GET", "/api/audit?job=report")).body.total;
+    const before = (await rig.d.api<{ total: number }>("GET", "/api/audit?job=report")).body.total;
     expect(before).toBe(0);
 
     await dialog.locator("#param-day").fill("2026-11-01");
@@ -82,17 +65,17 @@ suite("the run dialog's params form", () => {
     await dialog.locator("#param-token").fill("tok-typed-77c1");
     await dialog.getByRole("button", { name: /^run now$/i }).click();
     const run = await until("the run", async () => {
-      const r = await d.api<{ runs: { id: number; status: string; params: Record<string, unknown> }[] }>("GET", "/api/audit?job=report");
+      const r = await rig.d.api<{ runs: { id: number; status: string; params: Record<string, unknown> }[] }>("GET", "/api/audit?job=report");
       return r.body.runs.find((x) => x.status === "SUCCESS");
     });
     expect(run.params).toEqual({ day: "2026-11-01", limit: 25, dry: true, mode: "incremental", token: "***" });
     // The typed secret reached the job (its log) and is shown nowhere on the run's page.
-    const log = await d.api<{ lines: { line: string }[] }>("GET", `/api/runs/${run.id}/logs`);
+    const log = await rig.d.api<{ lines: { line: string }[] }>("GET", `/api/runs/${run.id}/logs`);
     expect(log.body.lines.map((l) => l.line).join("\n")).toContain(
       `day=2026-11-01 limit=25 dry=true mode=incremental token_md5=${createHash("md5").update("tok-typed-77c1").digest("hex").slice(0, 12)}`,
     );
-    await page.goto(`${d.base}/#/runs/${run.id}`);
-    await expect.poll(() => page.locator("[data-run-params]").textContent()).toContain("incremental");
+    await page.goto(`${rig.d.base}/#/runs/${run.id}`);
+    await poll(() => page.locator("[data-run-params]").textContent()).toContain("incremental");
     expect(await page.content()).not.toContain("tok-typed-77c1");
     await context.close();
   });
