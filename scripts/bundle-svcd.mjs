@@ -1,5 +1,7 @@
 // Bundles svcd (dist/cli/main.js and everything the daemon imports) into
-// one file, dist/bundle/svcd.mjs, which bin/svcd.js runs. Part of
+// one file, dist/bundle/svcd.mjs, which bin/svcd.js runs, and the thread of
+// its config worker (dist/api/configThread.js) into dist/bundle/configThread.mjs
+// beside it, where src/api/configWorker.ts looks for it. Part of
 // `npm run build:ts`, right after tsc.
 //
 // Why: loading ~170 files of the daemon and its packages one module at a
@@ -15,17 +17,21 @@ import { build } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = resolve(process.argv[2] ?? join(root, "dist"));
-const entry = join(dist, "cli", "main.js");
-if (!existsSync(entry)) {
-  console.error(`bundle-svcd: ${entry} is missing: run tsc first (npm run build:ts)`);
-  process.exit(1);
+const entries = { svcd: join(dist, "cli", "main.js"), configThread: join(dist, "api", "configThread.js") };
+for (const entry of Object.values(entries)) {
+  if (!existsSync(entry)) {
+    console.error(`bundle-svcd: ${entry} is missing: run tsc first (npm run build:ts)`);
+    process.exit(1);
+  }
 }
 
 await build({
-  entryPoints: [entry],
+  // Each output holds all it imports (no shared chunks): the thread loads one file too.
+  entryPoints: entries,
   // Two levels below the package, like dist/cli/main.js and dist/daemon/main.js,
   // so their import.meta.url-relative paths (../../package.json, ../web) still hold.
-  outfile: join(dist, "bundle", "svcd.mjs"),
+  outdir: join(dist, "bundle"),
+  outExtension: { ".js": ".mjs" },
   bundle: true,
   platform: "node",
   format: "esm",

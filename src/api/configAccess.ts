@@ -1,6 +1,9 @@
 /**
- * The API's one door to the config loader: redacted views, raw-text
- * redaction and validation of a text that is not on disk yet.
+ * The API's one door to the config loader: redacted views, the save guard
+ * against placeholders and validation of a text that is not on disk yet.
+ * The functions that parse a whole text (redactedText,
+ * placeholdersOverSecrets, validateConfigText) run in the config worker's
+ * thread (configWorker.ts), never on the daemon's event loop.
  */
 import {
   daemonView,
@@ -42,20 +45,14 @@ export function daemonConfigView(daemon: DaemonConfig): Record<string, unknown> 
 /**
  * A config file's text line for line with its secret values `***`
  * (CONTRACT §7.5), or its YAML errors when it cannot be parsed (it is then
- * never shown). The last answer per file is kept: the text changes rarely
- * and parsing with positions costs about 3 s per MB.
+ * never shown). Seconds for a large file: the config worker runs it.
  */
-export class RedactedTexts {
-  private readonly last = new Map<ConfigFileKind, { text: string; result: RedactResult }>();
-
-  of(kind: ConfigFileKind, text: string): RedactResult {
-    const hit = this.last.get(kind);
-    if (hit && hit.text === text) return hit.result;
-    const result = redactConfigText(kind, text);
-    this.last.set(kind, { text, result });
-    return result;
-  }
+export function redactedText(kind: ConfigFileKind, text: string): RedactResult {
+  return redactConfigText(kind, text);
 }
+
+/** What a redacted secret value reads: `"***"` without its quotes. */
+export const PLACEHOLDER = MASK.slice(1, -1);
 
 /**
  * Secret values written as `"***"` where the file on disk holds another
@@ -68,19 +65,18 @@ export function placeholdersOverSecrets(kind: ConfigFileKind, content: string, c
   const next = secretValues(kind, content);
   const now = secretValues(kind, current);
   if (!next.ok || !now.ok) return [];
-  const placeholder = MASK.slice(1, -1);
   const keyOf = (v: SecretValue) => `${v.inComment ? "#" : ""}${v.pointer}`;
-  const held = new Set(now.values.filter((v) => v.value !== placeholder).map(keyOf));
+  const held = new Set(now.values.filter((v) => v.value !== PLACEHOLDER).map(keyOf));
   const seen = new Set<string>();
   const raw = `GET ${kind === "svc.yaml" ? "/api/config/source" : "/api/config/daemon"}?raw=1`;
   return next.values
-    .filter((v) => v.value === placeholder && held.has(keyOf(v)) && !seen.has(keyOf(v)) && seen.add(keyOf(v)))
+    .filter((v) => v.value === PLACEHOLDER && held.has(keyOf(v)) && !seen.has(keyOf(v)) && seen.add(keyOf(v)))
     .map((v) => ({
       file,
       line: v.line,
       column: v.column,
       path: v.pointer,
-      message: `"${placeholder}" is the redacted placeholder, not the ${v.inComment ? "commented-out " : ""}secret value: saving it would replace the secret in ${file}. Edit the raw text (${raw}), or write the new value`,
+      message: `"${PLACEHOLDER}" is the redacted placeholder, not the ${v.inComment ? "commented-out " : ""}secret value: saving it would replace the secret in ${file}. Edit the raw text (${raw}), or write the new value`,
     }));
 }
 

@@ -6,9 +6,12 @@
  * save that would write the `"***"` placeholder over a secret refused.
  */
 import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryLogger } from "../shared/logger.js";
 import { Authenticator } from "./auth/index.js";
+import { ConfigWorker } from "./configWorker.js";
 import { apiKit, type ApiKit, type HttpResult, type Json } from "./testkit.js";
 
 const SVC = `integrations:
@@ -36,6 +39,8 @@ const DAEMON = `auth:
 executor:
   global_env: {API_KEY: s3cret-global}
 `;
+
+const FIXTURES = join(import.meta.dirname, "../../test/fixtures/configWorker");
 
 const TOKENS = { admin: "tok-admin-1", viewer: "tok-viewer-2", operator: "tok-operator-3", editor: "tok-editor-4" };
 
@@ -168,5 +173,74 @@ describe("POST /api/config/save and the *** placeholder", () => {
     expect(readFileSync(k.configPath, "utf8")).toContain("s3cret-db-password");
     writeFileSync(k.configPath, SVC);
     expect((await k.deps.reload()).ok).toBe(true);
+  });
+});
+
+describe("when the config worker's thread cannot run", () => {
+  it("answers 500 internal with the error logged (the text is never parsed on the event loop), and tries a new thread on the next request", async () => {
+    const worker = new ConfigWorker({ entry: pathToFileURL(join(import.meta.dirname, "no-such-config-thread.mjs")).href });
+    const kit = await apiKit(SVC, { daemon: DAEMON.replace(/^ {2}type: bearer$/m, "  type: none"), configWorker: worker });
+    try {
+      for (const path of ["/api/config/source", "/api/config/daemon"]) {
+        kit.log.entries.length = 0;
+        const r = await kit.get<Json>(path);
+        expect(r.status, path).toBe(500);
+        expect(r.body.error.code).toBe("internal");
+        expect(r.text).not.toContain("s3cret");
+        const logged = kit.log.entries.filter((e) => e.level === "error");
+        expect(logged).toHaveLength(1);
+        expect(logged[0]!.msg).toContain(`API request failed: GET ${path}`);
+        expect(String((logged[0]!.fields as { err?: Error }).err?.message)).toMatch(/config worker stopped \(.*no-such-config-thread\.mjs/);
+      }
+      const v = await kit.request<Json>("POST", "/api/config/validate", { body: { file: "svc.yaml", content: SVC } });
+      expect(v.status).toBe(500);
+      const s = await kit.request<Json>("POST", "/api/config/save", { body: { file: "svc.yaml", content: SVC.replace("plain text stays", "changed") } });
+      expect(s.status).toBe(500);
+      expect(readFileSync(kit.configPath, "utf8")).toBe(SVC);
+      expect(worker.starts).toBe(4);
+    } finally {
+      await kit.close();
+      await worker.close();
+    }
+  });
+
+  it("a job that throws answers 500 internal and logs it once, and neither the answer nor the log holds the text (a parser's message can quote it)", async () => {
+    const worker = new ConfigWorker({ entry: pathToFileURL(join(FIXTURES, "quotes.ts")).href });
+    const kit = await apiKit(SVC, { daemon: DAEMON.replace(/^ {2}type: bearer$/m, "  type: none"), configWorker: worker });
+    try {
+      for (const path of ["/api/config/source", "/api/config/daemon"]) {
+        kit.log.entries.length = 0;
+        const r = await kit.get<Json>(path);
+        expect(r.status, path).toBe(500);
+        expect(r.body.error.code).toBe("internal");
+        expect(r.text).not.toContain("s3cret");
+        const logged = kit.log.entries.filter((e) => e.level === "error");
+        expect(logged).toHaveLength(1);
+        expect(logged[0]!.msg).toContain(`API request failed: GET ${path}`);
+        const err = (logged[0]!.fields as { err?: Error }).err!;
+        expect(err.message).toMatch(/the config worker failed on redact of a svcd?\.yaml text \([\d,]+ characters\): QuotingError/);
+        expect(`${JSON.stringify(kit.log.entries)} ${err.message} ${err.stack}`).not.toContain("s3cret");
+      }
+    } finally {
+      await kit.close();
+    }
+  });
+});
+
+describe("when the API closes (svcd stops) during a config view", () => {
+  it("the view answers 409 conflict (shutting down) at once, the thread is ended, and nothing is logged as an error", async () => {
+    const worker = new ConfigWorker({ entry: pathToFileURL(join(FIXTURES, "dies.mjs")).href });
+    // The fixture thread never answers a text holding "# hang": only the close can end the request.
+    const kit = await apiKit(`${SVC}# hang\n`, { configWorker: worker });
+    const view = fetch(`${kit.base}/api/config/source`).then(async (r) => ({ status: r.status, text: await r.text() }));
+    await kit.waitFor("the view to reach the thread", () => worker.running && worker.inFlight === 1);
+    await kit.close();
+    const r = await view;
+    expect(r.status).toBe(409);
+    expect(JSON.parse(r.text).error).toMatchObject({ code: "conflict", message: expect.stringContaining("shutting down") });
+    expect(r.text).not.toContain("s3cret");
+    expect(worker.running).toBe(false);
+    expect(worker.inFlight).toBe(0);
+    expect(kit.log.entries.filter((e) => e.level === "error")).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { Authenticator, installAuthGate } from "./auth/index.js";
 import type { ApiDeps } from "./deps.js";
+import { ConfigWorker } from "./configWorker.js";
 import { frameworkError, validatorCompiler, installEnumNormalizer, installErrorHandling, installJsonParser, installRequestLog } from "./hooks.js";
 import { WS_DEFAULT_HEARTBEAT_MS, WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 import { collectRoutes } from "./openapi.js";
@@ -39,6 +40,11 @@ export interface ApiOptions {
    * reconfigures on reload; without one it is built from `deps.daemonConfig()`.
    */
   auth?: Authenticator;
+  /**
+   * The thread that parses config texts (configWorker.ts); default a new
+   * one. Either way it is ended when the server closes.
+   */
+  configWorker?: ConfigWorker;
 }
 
 /**
@@ -86,6 +92,10 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   installOriginGuard(app, api.cors, () => auth.type);
   installAuthGate(app, auth);
   const docs = collectRoutes(app);
+  const configWorker = options.configWorker ?? new ConfigWorker();
+  // preClose, before the requests in flight are waited for: a config view being
+  // computed answers 409 (shutting down) at once instead of holding up svcd's stop.
+  app.addHook("preClose", async () => configWorker.close());
   await app.register(allRoutes, {
     deps,
     docs,
@@ -93,6 +103,7 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
       maxBufferedBytes: options.wsMaxBufferedBytes ?? WS_DEFAULT_MAX_BUFFERED,
       heartbeatMs: options.wsHeartbeatMs ?? WS_DEFAULT_HEARTBEAT_MS,
     },
+    configWorker,
   });
   await app.ready();
   return app;

@@ -1,14 +1,8 @@
 import { dirname, join } from "node:path";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { mayCall } from "../auth/index.js";
-import {
-  daemonConfigView,
-  placeholdersOverSecrets,
-  projectConfigView,
-  RedactedTexts,
-  validateConfigText,
-  type ConfigFileKind,
-} from "../configAccess.js";
+import { daemonConfigView, PLACEHOLDER, projectConfigView, type ConfigFileKind } from "../configAccess.js";
+import { RedactedTexts, type ConfigWorker } from "../configWorker.js";
 import { readIfExists, serialized, writeAtomically } from "../configFiles.js";
 import type { ApiDeps } from "../deps.js";
 import { ApiError, conflict, invalidConfig } from "../errors.js";
@@ -68,7 +62,14 @@ function whoIs(request: FastifyRequest): string {
   return p.transport === "unix" ? "a Unix socket peer (admin)" : "an unauthenticated caller (auth.type none)";
 }
 
-export function configRoutes(app: FastifyInstance, deps: ApiDeps): void {
+/**
+ * Every parse of a whole config text a request asks for (redaction,
+ * validation, the placeholder guard) runs in `worker`'s thread: a
+ * 10,000-job svc.yaml takes seconds to redact, and the daemon's tick must
+ * not wait on a config view. Only the reload after a save parses on the
+ * loop (docs/PERFORMANCE.md says why).
+ */
+export function configRoutes(app: FastifyInstance, deps: ApiDeps, worker: ConfigWorker): void {
   const oneAtATime = serialized();
 
   /** Where a save of `kind` goes; svcd.yaml beside svc.yaml when the daemon has none (CONTRACT §1). */
@@ -87,7 +88,7 @@ export function configRoutes(app: FastifyInstance, deps: ApiDeps): void {
     async () => ({ config: projectConfigView(deps.project()), daemon: daemonConfigView(deps.daemonConfig()) }),
   );
 
-  const redacted = new RedactedTexts();
+  const redacted = new RedactedTexts(worker);
 
   /**
    * A config file's text (CONTRACT §7.5): redacted for everyone; as on disk
@@ -109,7 +110,7 @@ export function configRoutes(app: FastifyInstance, deps: ApiDeps): void {
       deps.log.info({ principal: whoIs(request), file: path }, `config text with secrets read through the API (?raw=1): ${path}, by ${whoIs(request)}`);
       return { path, content: text };
     }
-    const r = redacted.of(kind, text);
+    const r = await redacted.of(kind, text);
     if (r.ok) return { path, content: r.text };
     throw invalidConfig(
       `${path} cannot be parsed as YAML, so it cannot be shown with its secrets hidden (${r.errors.length} error${r.errors.length === 1 ? "" : "s"}): fix the file, or read it with ?raw=1 if your role may save the config`,
@@ -153,7 +154,7 @@ export function configRoutes(app: FastifyInstance, deps: ApiDeps): void {
         response: { 200: validation },
       },
     },
-    async (request) => validateConfigText(request.body.file, request.body.content, targetOf(request.body.file)),
+    async (request) => worker.validate(request.body.file, request.body.content, targetOf(request.body.file)),
   );
 
   app.post<FileBody>(
@@ -188,11 +189,13 @@ export function configRoutes(app: FastifyInstance, deps: ApiDeps): void {
           );
         }
         const path = targetOf(file);
-        const result = validateConfigText(file, content, path);
+        const result = await worker.validate(file, content, path);
         if (!result.valid) {
           throw invalidConfig(`${file} is invalid (${result.errors.length} error${result.errors.length === 1 ? "" : "s"}): nothing was saved`, result.errors);
         }
-        const placeholders = placeholdersOverSecrets(file, content, await readIfExists(path), path);
+        // Only a text holding the placeholder can write it over a secret: the others skip the
+        // guard's two positioned parses (seconds at 10,000 jobs, in the worker).
+        const placeholders = content.includes(PLACEHOLDER) ? await worker.placeholders(file, content, await readIfExists(path), path) : [];
         if (placeholders.length > 0) {
           throw invalidConfig(
             `${file} holds the redacted placeholder "***" where ${path} has a secret (${placeholders.length} value${placeholders.length === 1 ? "" : "s"}): nothing was saved`,

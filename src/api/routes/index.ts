@@ -15,6 +15,7 @@ import { jobRoutes } from "./jobs.js";
 import { metricsRoutes } from "./metrics.js";
 import { observabilityRoutes } from "./observability.js";
 import { runRoutes } from "./runs.js";
+import type { ConfigWorker } from "../configWorker.js";
 import { RunChanges } from "../runChanges.js";
 import { timelineRoutes } from "./timeline.js";
 import { upcomingRoutes } from "./upcoming.js";
@@ -23,6 +24,8 @@ export interface RoutesOptions {
   deps: ApiDeps;
   docs: RouteDoc[];
   logStream: LogStreamOptions;
+  /** Parses config texts off the event loop (configWorker.ts). */
+  configWorker: ConfigWorker;
 }
 
 /**
@@ -44,7 +47,7 @@ export async function allRoutes(app: FastifyInstance, opts: RoutesOptions): Prom
   timelineRoutes(app, deps, changes);
   upcomingRoutes(app, deps);
   observabilityRoutes(app, deps);
-  configRoutes(app, deps);
+  configRoutes(app, deps, opts.configWorker);
   dbRoutes(app, deps, views);
   integrationRoutes(app, deps);
   metricsRoutes(app, deps);
