@@ -132,6 +132,18 @@ describe("GET /metrics", () => {
     expect((await k.post("/api/jobs/daily/resume")).status).toBe(200);
   });
 
+  it("reads a job's last success again after each of its SUCCESS runs, not only at the first scrape", async () => {
+    const before = await scrape(k);
+    const first = sampleValue(before, "svc_job_last_success_timestamp_seconds", { job_name: "ok" });
+    expect(first).toBe(Date.parse(k.store.jobState.get("ok")!.last_success!) / 1000);
+    await new Promise((r) => setTimeout(r, 5)); // a later finish instant, to the millisecond
+    await k.waitRun(await k.run("ok"), ["SUCCESS"]);
+    const after = await scrape(k);
+    const last = k.store.jobState.get("ok")!.last_success!;
+    expect(Date.parse(last) / 1000).toBeGreaterThan(first!);
+    expect(sampleValue(after, "svc_job_last_success_timestamp_seconds", { job_name: "ok" })).toBe(Date.parse(last) / 1000);
+  });
+
   it("counts reloads by result and drops the series of a job removed by a reload", async () => {
     const before = await scrape(k);
     expect(samplesOf(before, "svc_runs_total").some((x) => x.labels.job_name === "ok")).toBe(true);
@@ -195,7 +207,7 @@ describe("svc_dispatch_delay_seconds", () => {
       clock.set(Date.parse("2027-01-04T10:00:02.500Z")); // the tick notices the 10:00 slot 2.5 s late
       const run = await kit.waitFor("the scheduled run", () => kit.store.runs.recent("h", 1)[0]);
       kit.engine.runNow("m", { triggeredBy: "test" }); // manual: not a dispatch delay
-      const s = parseExposition(await metrics.render());
+      const s = parseExposition((await metrics.render()).toString("utf8"));
       expect(run.scheduled_for).toBe("2027-01-04T10:00:00.000Z");
       expect(sampleValue(s, "svc_dispatch_delay_seconds_count")).toBe(1);
       expect(sampleValue(s, "svc_dispatch_delay_seconds_sum")).toBeCloseTo(2.5, 6);

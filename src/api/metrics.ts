@@ -5,7 +5,7 @@ import type { Engine } from "../engine/engine.js";
 import type { EventBus } from "../engine/events.js";
 import type { ReadStore } from "../store/api.js";
 import type { LogStream, RunRecord } from "../store/types.js";
-import { JobSeries, type JobGauges } from "./jobSeries.js";
+import { JobSeries } from "./jobSeries.js";
 
 /**
  * Prometheus metrics (CONTRACT §7.4), on a registry of our own (never
@@ -13,9 +13,11 @@ import { JobSeries, type JobGauges } from "./jobSeries.js";
  *
  * Nothing here runs on the engine's tick. Counters and histograms are fed by
  * the event bus (an increment per event, no I/O); gauges are computed when
- * Prometheus scrapes, from the engine's in-memory maps, the job_state table
- * (one row per job) and a stat of the database file: a scrape never reads
- * job_runs, so its cost does not grow with the run history.
+ * Prometheus scrapes, from the engine's in-memory maps, job_state (the names
+ * of the paused jobs; the last success of the jobs that succeeded since the
+ * last scrape, see readLastSuccess) and a stat of the database file: a
+ * scrape never reads job_runs, so its cost does not grow with the run
+ * history.
  *
  * Counters start at zero with each daemon (Prometheus handles resets); what
  * must survive a restart is a gauge read from the database (last success,
@@ -23,8 +25,8 @@ import { JobSeries, type JobGauges } from "./jobSeries.js";
  * `job` label on every scraped series.
  */
 export interface Metrics {
-  /** The exposition, in the Prometheus text format. */
-  render(): Promise<string>;
+  /** The exposition, in the Prometheus text format (UTF-8). */
+  render(): Promise<Buffer>;
   readonly contentType: string;
   /** Counts a reload: `success` or `failure` (rejected config). */
   reloaded(ok: boolean): void;
@@ -93,6 +95,16 @@ export function createMetrics(deps: MetricsDeps): Metrics {
 
   const perJob = new JobSeries(DURATION_BUCKETS);
 
+  /**
+   * svc_job_last_success_timestamp_seconds, from job_state: every row once,
+   * then on each scrape only the rows of the jobs that had a SUCCESS since
+   * (the run's outcome writes last_success in the same transaction as the
+   * status), and every row again after a reload and at least every
+   * FULL_READ_MS. Unix seconds, or null.
+   */
+  const lastSuccess = new Map<string, number | null>();
+  const successSince = new Set<string>();
+  let fullReadAt = Number.NEGATIVE_INFINITY;
   /** FAILED is final only when no retry (FAILED -> RETRYING) or skip (FAILED -> SKIPPED) follows in the same turn. */
   const failedInTurn = new Map<number, RunRecord>();
 
@@ -104,8 +116,10 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   const unsubscribe = [
     bus.on("run:status", ({ run, from }) => {
       if (run.status === "RUNNING" && from === "PENDING") observeDispatch(run);
-      else if (run.status === "SUCCESS") countFinal(run);
-      else if (run.status === "SKIPPED") {
+      else if (run.status === "SUCCESS") {
+        successSince.add(run.job_name);
+        countFinal(run);
+      } else if (run.status === "SKIPPED") {
         failedInTurn.delete(run.id);
         countFinal(run);
       } else if (run.status === "RETRYING") failedInTurn.delete(run.id);
@@ -138,7 +152,10 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       if (hc > 0) logLines.inc({ stream: "healthcheck" }, hc);
     }),
     bus.on("alert:finished", ({ provider, status }) => alerts.inc({ provider, status })),
-    bus.on("config:reloaded", () => perJob.retain(project().jobs)),
+    bus.on("config:reloaded", () => {
+      perJob.retain(project().jobs);
+      fullReadAt = Number.NEGATIVE_INFINITY;
+    }),
   ];
 
   function observeDispatch(run: RunRecord): void {
@@ -149,35 +166,45 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     if (Number.isFinite(delay)) dispatchDelay.observe(Math.max(0, delay));
   }
 
-  /** The gauges, from memory and one read of job_state (no job_runs query). */
-  function gauges(): Map<string, JobGauges> {
+  function readLastSuccess(): void {
+    const now = Date.now();
+    if (now - fullReadAt >= FULL_READ_MS || now < fullReadAt) {
+      fullReadAt = now;
+      successSince.clear();
+      lastSuccess.clear();
+      for (const state of store.jobState.all()) lastSuccess.set(state.job_name, unixSeconds(state.last_success));
+      return;
+    }
+    for (const job of successSince) lastSuccess.set(job, unixSeconds(store.jobState.get(job)?.last_success ?? null));
+    successSince.clear();
+  }
+
+  /** The per-job gauges, from the engine's maps and job_state (no job_runs query). */
+  function perJobText(): string[] {
     const jobs = project().jobs;
     const live = engine.liveRuns();
     pending.set(live.pending);
     retrying.set(live.retrying);
     dbSize.set(fileSize(deps.databasePath) + fileSize(`${deps.databasePath}-wal`));
-    const out = new Map<string, JobGauges>();
-    for (const name of jobs.keys()) {
+    readLastSuccess();
+    // Paused jobs are few: their names, rather than every row.
+    const paused = new Set(store.jobState.pausedJobs());
+    return perJob.render(jobs.keys(), (name, g) => {
       const slot = engine.nextRun(name);
-      out.set(name, { running: live.runningByJob.get(name) ?? 0, lastSuccess: null, nextRun: slot ? slot.at / 1000 : null, paused: false });
-    }
-    for (const state of store.jobState.all()) {
-      const g = out.get(state.job_name);
-      if (!g) continue;
-      g.paused = state.paused === 1;
-      const at = state.last_success === null ? Number.NaN : Date.parse(state.last_success);
-      if (Number.isFinite(at)) g.lastSuccess = at / 1000;
-    }
-    return out;
+      g.running = live.runningByJob.get(name) ?? 0;
+      g.lastSuccess = lastSuccess.get(name) ?? null;
+      g.nextRun = slot ? slot.at / 1000 : null;
+      g.paused = paused.has(name);
+    });
   }
 
   let closed = false;
   return {
     contentType: registry.contentType,
     async render() {
-      const perJobText = perJob.render(gauges());
+      const parts = perJobText();
       const text = await registry.metrics();
-      return `${text}${text.endsWith("\n") ? "" : "\n"}${perJobText}`;
+      return toBuffer(text.endsWith("\n") ? text : `${text}\n`, parts);
     },
     reloaded(ok) {
       reloads.inc({ result: ok ? "success" : "failure" });
@@ -189,6 +216,29 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       registry.clear();
     },
   };
+}
+
+/** How often the last-success gauges are read from every job_state row, whatever the events said. */
+const FULL_READ_MS = 60_000;
+
+function unixSeconds(iso: string | null): number | null {
+  const at = iso === null ? Number.NaN : Date.parse(iso);
+  return Number.isFinite(at) ? at / 1000 : null;
+}
+
+/**
+ * prom-client's text, then the per-job pieces, in one buffer: one copy of
+ * each piece, and nothing for fastify to encode. The pieces are ASCII (job
+ * names match JOB_NAME_PATTERN; statuses, triggers and numbers), so their
+ * length is their size in bytes.
+ */
+function toBuffer(head: string, parts: readonly string[]): Buffer {
+  let size = Buffer.byteLength(head);
+  for (const p of parts) size += p.length;
+  const buf = Buffer.allocUnsafe(size);
+  let at = buf.write(head, 0, "utf8");
+  for (const p of parts) at += buf.write(p, at);
+  return buf;
 }
 
 function fileSize(path: string): number {
