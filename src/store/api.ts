@@ -312,6 +312,8 @@ export interface RetentionResult {
   runsByCap: number;
   logLines: number;
   outputs: number;
+  /** non_runs rows (svc why) last extended before max_age. */
+  nonRuns: number;
 }
 
 export interface StoreExport {

@@ -52,7 +52,7 @@ describe("retention", () => {
     expect(store.logs.search({ q: `marker${old[0]!.id}` }, 10, 0).total).toBe(3);
 
     const result = store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
-    expect(result).toEqual({ runsByAge: 3, runsByCap: 0, logLines: 9, outputs: 3 });
+    expect(result).toEqual({ runsByAge: 3, runsByCap: 0, logLines: 9, outputs: 3, nonRuns: 0 });
     expect(remaining()).toEqual(ids([...young, late]));
     for (const r of old) {
       expect(store.runs.get(r.id)).toBeNull();
@@ -66,12 +66,49 @@ describe("retention", () => {
     expect(store.integrityCheck()).toBe("ok");
   });
 
+  it("deletes the traces of runs that did not happen (non_runs) last extended before max_age, in batches", async () => {
+    fresh();
+    const paused = (job: string, days: number) => ({ job_name: job, reason: "paused" as const, detail: "paused: scheduled slot skipped", slot: ago(days), at: ago(days) });
+    store.nonRuns.record(paused("gone", 60));
+    store.nonRuns.record(paused("gone", 40)); // the same row, extended 40 days ago
+    store.nonRuns.record(paused("still", 60));
+    store.nonRuns.record(paused("still", 1)); // first slot 60 days ago, extended yesterday: kept
+    store.nonRuns.record({ job_name: "chain", reason: "upstream_failed", detail: "upstream x FAILED (run 1)", cycle_id: "c-old", upstream: "x", upstream_run_id: 1, at: ago(35) });
+    store.nonRuns.record({ job_name: "chain", reason: "upstream_failed", detail: "upstream x FAILED (run 2)", cycle_id: "c-new", upstream: "x", upstream_run_id: 2, at: ago(5) });
+    const rows = () => store.nonRuns.search({}, 100, 0).rows.map((r) => [r.job_name, r.count, r.first_at, r.last_at]);
+    expect(rows()).toHaveLength(4);
+
+    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: 1 }, NOW).nonRuns).toBe(0); // the per-job cap is for runs only
+    expect(rows()).toHaveLength(4);
+    const result = store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
+    expect(result).toEqual({ runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, nonRuns: 2 });
+    expect(rows()).toEqual([
+      ["chain", 1, ago(5), ago(5)],
+      ["still", 2, ago(60), ago(1)],
+    ]);
+
+    // More old rows than one statement deletes (5,000), across jobs: all go, the young one stays.
+    store.tx(() => {
+      for (let j = 0; j < 25; j++) {
+        for (let i = 0; i < 480; i++) {
+          store.nonRuns.record({ job_name: `j${j}`, reason: "upstream_failed", detail: `run ${i}`, cycle_id: `c${i}`, upstream: "x", upstream_run_id: i, at: ago(100 - i / 100) });
+        }
+      }
+    });
+    expect(store.nonRuns.search({}, 1, 0).total).toBe(12_002);
+    expect((await store.vacuumAsync({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW)).nonRuns).toBe(12_000);
+    expect(rows()).toEqual([
+      ["chain", 1, ago(5), ago(5)],
+      ["still", 2, ago(60), ago(1)],
+    ]);
+  });
+
   it("keeps only the N most recent completed runs per job", () => {
     fresh();
     const a = [5, 4, 3, 2, 1].map((d) => aged("a", d % 2 ? "SUCCESS" : "FAILED", d));
     const b = [aged("b", "SKIPPED", 3), aged("b", "SUCCESS", 1)];
     const result = store.vacuum({ maxAgeMs: null, maxRunsPerJob: 2 }, NOW);
-    expect(result).toEqual({ runsByAge: 0, runsByCap: 3, logLines: 9, outputs: 3 });
+    expect(result).toEqual({ runsByAge: 0, runsByCap: 3, logLines: 9, outputs: 3, nonRuns: 0 });
     expect(remaining()).toEqual(ids([a[3]!, a[4]!, ...b]));
     expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: 0 }, NOW).runsByCap).toBe(4);
   });
@@ -89,7 +126,7 @@ describe("retention", () => {
   it("does nothing without limits, and rejects nonsense limits", () => {
     fresh();
     aged("a", "SUCCESS", 400);
-    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: null }, NOW)).toEqual({ runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0 });
+    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: null }, NOW)).toEqual({ runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, nonRuns: 0 });
     expect(() => store.vacuum({ maxAgeMs: -1, maxRunsPerJob: null }, NOW)).toThrow(RangeError);
     expect(() => store.vacuum({ maxAgeMs: null, maxRunsPerJob: 1.5 }, NOW)).toThrow(RangeError);
   });
@@ -115,7 +152,7 @@ describe("retention", () => {
     const timer = setInterval(() => ticks++, 0);
     const result = await store.vacuumAsync({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
     clearInterval(timer);
-    expect(result).toEqual({ runsByAge: 1_200, runsByCap: 0, logLines: 12_000, outputs: 0 });
+    expect(result).toEqual({ runsByAge: 1_200, runsByCap: 0, logLines: 12_000, outputs: 0, nonRuns: 0 });
     expect(ticks).toBeGreaterThan(2); // the loop turned between steps
     expect(remaining()).toEqual([]);
   });
@@ -157,7 +194,7 @@ describe("retention while the store closes", () => {
     while (count() === 1_500) await new Promise((r) => setImmediate(r));
     store.close();
     const result = await pending;
-    expect(result).toEqual({ runsByAge: 500, runsByCap: 0, logLines: 0, outputs: 0 });
+    expect(result).toEqual({ runsByAge: 500, runsByCap: 0, logLines: 0, outputs: 0, nonRuns: 0 });
     store = open(tmp.file());
     expect(count()).toBe(1_000);
   });

@@ -5,6 +5,8 @@ import type { Db, Stmt } from "./sql.js";
 /** Runs chosen per step; their logs are then deleted LOG_BATCH lines per transaction. */
 const RUN_BATCH = 500;
 const LOG_BATCH = 5_000;
+/** non_runs rows deleted per statement. */
+const NON_RUN_BATCH = 5_000;
 
 /**
  * Retention (SPEC rule 12): runs older than max_age (by finished_at, or
@@ -13,6 +15,9 @@ const LOG_BATCH = 5_000;
  * SKIPPED runs are candidates, so PENDING, RUNNING and RETRYING are never
  * pruned. Logs (with their full-text entries) and outputs go with their run;
  * run_tags rows cascade; alerts keep their history with run_id set to NULL.
+ * max_age also deletes the traces of runs that did not happen (non_runs,
+ * `svc why`) last extended before the cutoff: a row that a paused job still
+ * extends stays, however old its first slot.
  *
  * The work is a generator of small steps, each one short transaction: the
  * synchronous `vacuum` runs them back to back, `vacuumAsync` yields to the
@@ -33,7 +38,8 @@ export class Retention {
     | "count"
     | "deleteOutputs"
     | "deleteCounts"
-    | "deleteRuns",
+    | "deleteRuns"
+    | "deleteNonRuns",
     Stmt
   >;
   private readonly deleteLogBatch: (runIds: string) => number;
@@ -77,6 +83,8 @@ export class Retention {
       deleteOutputs: db.prepare(`DELETE FROM run_outputs WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
       deleteCounts: db.prepare(`DELETE FROM run_log_counts WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
       deleteRuns: db.prepare(`DELETE FROM job_runs WHERE id IN (${ids}) AND ${done}`),
+      // Oldest first (ids grow with time), so each batch finds its rows at the front of the table.
+      deleteNonRuns: db.prepare(`DELETE FROM non_runs WHERE id IN (SELECT id FROM non_runs WHERE last_at < ? ORDER BY id LIMIT ${NON_RUN_BATCH})`),
     };
     // At most LOG_BATCH lines per transaction: whole spans, and the front
     // of a span that is bigger than what is left of the budget.
@@ -132,6 +140,12 @@ export class Retention {
         if (ids.length === 0) break;
         yield* this.deleteRuns(ids, result, "runsByAge");
       }
+      for (;;) {
+        const n = this.st.deleteNonRuns.run(cutoff).changes;
+        result.nonRuns += n;
+        yield;
+        if (n < NON_RUN_BATCH) break;
+      }
     }
     if (opts.maxRunsPerJob !== null) {
       const keep = opts.maxRunsPerJob;
@@ -179,5 +193,5 @@ interface SpanRow {
 }
 
 function emptyResult(): RetentionResult {
-  return { runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0 };
+  return { runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, nonRuns: 0 };
 }
