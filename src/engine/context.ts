@@ -133,15 +133,22 @@ export function createRun(ctx: EngineContext, fields: NewRunFields, job: JobConf
 
 export type NewRunFields = Omit<NewRun, "created_at" | "tags">;
 
-/** createRun's write alone: the run's row (the caller announces it once its transaction is committed). */
-export function insertRun(ctx: EngineContext, fields: NewRunFields, job: JobConfig): RunRecord {
-  return ctx.store.runs.create({
+/** A new run of `job`: its tags, and its declared defaults unless params are given (a `create` effect's run). */
+export function runOf(fields: NewRunFields, job: JobConfig): Omit<NewRun, "created_at"> {
+  return {
     ...fields,
     params: fields.params !== undefined ? fields.params : defaultParams(job.params),
     secretParams: fields.secretParams ?? secretParamNames(job.params),
     tags: job.tags,
-    created_at: new Date(ctx.clock.now()).toISOString(),
-  });
+  };
+}
+
+/**
+ * createRun's write alone: the run's row (the caller announces it once its transaction is committed;
+ * the scheduler writes `create` effects through apply.ts's writeEffects instead, which do that).
+ */
+export function insertRun(ctx: EngineContext, fields: NewRunFields, job: JobConfig): RunRecord {
+  return ctx.store.runs.create({ ...runOf(fields, job), created_at: new Date(ctx.clock.now()).toISOString() });
 }
 
 /** createRun's announcement of a committed new run: its event, and the dispatch queue for a PENDING one. */

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { JobConfig, ScheduleSpec } from "../config/types.js";
 import { describeSlot, nextRun, nextSlot, type ScheduledSlot, type Slot } from "../schedule/nextRun.js";
 import { DuplicateSlotError } from "../store/errors.js";
-import { createRun, type EngineContext } from "./context.js";
+import { afterCommit, writeEffects, type AfterCommit } from "./apply.js";
+import { runOf, type EngineContext } from "./context.js";
 import type { Dispatcher } from "./dispatcher.js";
 import { LATE_AFTER_MS, plan, type PlannedRun, type ScheduleEntry } from "./planner.js";
 
@@ -51,10 +52,13 @@ export interface NextRunInfo {
  * of 10,000 jobs is far over a tick's budget). Only this class writes
  * `job_state.next_run`, always in the transaction that creates the slot's run,
  * so a crash can neither lose a slot nor run it twice (runs are unique per
- * (job, scheduled_for)).
+ * (job, scheduled_for)). What a transaction announces (the new runs' events,
+ * log lines) waits for its commit: a rolled-back one announces nothing.
  */
 export class Scheduler {
   private readonly entries = new Map<string, Entry>();
+  /** What the open transaction announces once it commits; null outside one. */
+  private after: AfterCommit | null = null;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -68,7 +72,7 @@ export class Scheduler {
   init(now: number): NextRunInfo[] {
     const states = new Map(this.ctx.store.jobState.all().map((s) => [s.job_name, s]));
     const info: NextRunInfo[] = [];
-    this.ctx.store.tx(() => {
+    this.inTx(() => {
       for (const job of this.ctx.project.jobs.values()) {
         const state = states.get(job.name);
         const persisted = state?.next_run ? Date.parse(state.next_run) : null;
@@ -85,7 +89,7 @@ export class Scheduler {
   reload(now: number): void {
     const jobs = this.ctx.project.jobs;
     for (const name of [...this.entries.keys()]) if (!jobs.has(name)) this.entries.delete(name);
-    this.ctx.store.tx(() => {
+    this.inTx(() => {
       for (const job of jobs.values()) {
         const entry = this.entries.get(job.name);
         if (entry && sameData(entry.spec, job.schedule)) continue;
@@ -100,20 +104,55 @@ export class Scheduler {
    * slots handled in order, so sub-minute schedules lose none: slots
    * noticed within LATE_AFTER_MS of their due time run, older ones follow
    * the catch-up rules, excluded ones log a line. Returns how many runs it
-   * created.
+   * created. A tick whose transaction fails (the disk is full, the commit
+   * fails) changes nothing: the due jobs keep their slots for the next tick.
    */
   tick(now: number): number {
     let created = 0;
     const due = plan(now, this.entries.values());
     if (due.length === 0) return 0;
-    this.ctx.store.tx(() => {
-      for (const p of due) {
-        const job = this.ctx.project.jobs.get(p.job);
-        if (job) created += this.advance(job, p, now);
+    const before = due.map((p) => [p.job, this.entries.get(p.job)] as const);
+    try {
+      this.inTx(() => {
+        for (const p of due) {
+          const job = this.ctx.project.jobs.get(p.job);
+          if (job) created += this.advance(job, p, now);
+        }
+      });
+    } catch (e) {
+      for (const [job, entry] of before) {
+        if (entry) this.entries.set(job, entry);
+        else this.entries.delete(job);
       }
-    });
+      throw e;
+    }
     if (created > 0) this.pool.pump();
     return created;
+  }
+
+  /**
+   * Runs `fn` in one transaction; what it announces (`announce`, `say`) happens
+   * after the commit, in order, and not at all when the transaction rolls back.
+   */
+  private inTx(fn: () => void): void {
+    const after: AfterCommit = [];
+    this.after = after;
+    try {
+      this.ctx.store.tx(fn);
+    } finally {
+      this.after = null;
+    }
+    afterCommit(after);
+  }
+
+  private announce(fns: AfterCommit): void {
+    if (this.after) this.after.push(...fns);
+    else afterCommit(fns);
+  }
+
+  /** A log line, after the commit of the open transaction. */
+  private say(level: "info" | "warn", fields: Record<string, unknown>, message: string): void {
+    this.announce([() => this.ctx.log[level](fields, message)]);
   }
 
   /** Handles one job's due slots, from the planned one until its next slot is not due. */
@@ -124,7 +163,8 @@ export class Scheduler {
       const entry = this.entries.get(job.name);
       if (entry === undefined) break;
       if (p.action === "excluded") {
-        this.ctx.log.info(
+        this.say(
+          "info",
           { job: job.name, slot: entry.raw.utc, reason: entry.raw.excluded },
           `job ${job.name}: slot ${describeSlot(entry.raw)} excluded (${entry.raw.excluded}): no run`,
         );
@@ -139,7 +179,7 @@ export class Scheduler {
         if (this.missed(job, p.slotAt, bound, "it was noticed late (clock jump or suspend)")) created++;
         this.arm(job, Math.max(p.slotAt, bound), false);
       } else {
-        this.ctx.log.info({ job: job.name, slot: new Date(p.slotAt).toISOString() }, "job is paused: scheduled slot skipped");
+        this.say("info", { job: job.name, slot: new Date(p.slotAt).toISOString() }, "job is paused: scheduled slot skipped");
         this.trace(job, "paused", p.slotAt, "paused: scheduled slot skipped");
         this.arm(job, now, true);
         break;
@@ -195,7 +235,7 @@ export class Scheduler {
     });
     const utc = slot?.utc ?? null;
     if (stored !== utc) this.ctx.store.jobState.upsert(job.name, { next_run: utc });
-    if (raw.excluded === null && raw.note) this.ctx.log.warn({ job: job.name, timezone: job.schedule.timezone, slot: raw.utc }, `job ${job.name}: ${raw.note}`);
+    if (raw.excluded === null && raw.note) this.say("warn", { job: job.name, timezone: job.schedule.timezone, slot: raw.utc }, `job ${job.name}: ${raw.note}`);
     return slot;
   }
 
@@ -207,21 +247,24 @@ export class Scheduler {
     this.ctx.store.nonRuns.record({ job_name: job.name, reason, detail, slot: new Date(slotAt).toISOString(), at: new Date(this.ctx.clock.now()).toISOString() });
   }
 
-  /** Creates the run of one slot; false when that slot already has one. */
+  /**
+   * Creates the run of one slot (through apply.ts, as every decision's runs:
+   * announced after the commit); false when that slot already has one.
+   */
   private fire(job: JobConfig, slotAt: number, triggeredBy: "scheduler" | "catchup"): boolean {
+    const run = runOf(
+      {
+        job_name: job.name,
+        trigger: "schedule",
+        triggered_by: triggeredBy,
+        cycle_id: randomUUID(),
+        scheduled_for: new Date(slotAt).toISOString(),
+        scheduled_at: new Date(slotAt).toISOString(),
+      },
+      job,
+    );
     try {
-      createRun(
-        this.ctx,
-        {
-          job_name: job.name,
-          trigger: "schedule",
-          triggered_by: triggeredBy,
-          cycle_id: randomUUID(),
-          scheduled_for: new Date(slotAt).toISOString(),
-          scheduled_at: new Date(slotAt).toISOString(),
-        },
-        job,
-      );
+      this.announce(writeEffects(this.ctx, [{ kind: "create", run }], () => this.pool.pump()));
       return true;
     } catch (e) {
       if (e instanceof DuplicateSlotError) return false;
@@ -245,16 +288,16 @@ export class Scheduler {
     const paused = this.ctx.store.jobState.get(job.name)?.paused === 1;
     const fields = { job: job.name, missed: new Date(firstMissed).toISOString() };
     if (!job.catchup || paused) {
-      this.ctx.log.warn(fields, `job ${job.name}: missed its slot because ${why}; catchup is ${paused ? "off while paused" : "false"}, waiting for the next slot`);
+      this.say("warn", fields, `job ${job.name}: missed its slot because ${why}; catchup is ${paused ? "off while paused" : "false"}, waiting for the next slot`);
       this.trace(job, "missed", firstMissed, `missed: ${why}; catchup is ${paused ? "off while paused" : "false"}`);
       return false;
     }
     if (!latest) {
-      this.ctx.log.warn(fields, `job ${job.name}: missed its slot because ${why}; it is outside scheduler.catchup_window, waiting for the next slot`);
+      this.say("warn", fields, `job ${job.name}: missed its slot because ${why}; it is outside scheduler.catchup_window, waiting for the next slot`);
       this.trace(job, "missed", firstMissed, `missed: ${why}; the slot is outside scheduler.catchup_window`);
       return false;
     }
-    this.ctx.log.info({ ...fields, slot: describeSlot(latest) }, `job ${job.name}: catching up a missed slot`);
+    this.say("info", { ...fields, slot: describeSlot(latest) }, `job ${job.name}: catching up a missed slot`);
     return this.fire(job, latest.at, "catchup");
   }
 }

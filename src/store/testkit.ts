@@ -8,6 +8,7 @@ import path from "node:path";
 import { silentLogger } from "../shared/logger.js";
 import type { OpenStoreOptions, Store } from "./api.js";
 import { openStore } from "./store.js";
+import type { Db } from "./sql.js";
 import type { NewRun, RunPatch, RunRecord, RunStatus } from "./types.js";
 
 export interface TempDir {
@@ -64,4 +65,28 @@ export async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 1
     await new Promise((r) => setTimeout(r, stepMs));
   }
   return performance.now() - start;
+}
+
+/**
+ * Makes the next `store.tx` fail at its COMMIT, for real: at the end of the
+ * transaction foreign keys are deferred to the commit and one row points at a
+ * run that does not exist, so SQLite refuses the COMMIT
+ * (SQLITE_CONSTRAINT_FOREIGNKEY) and better-sqlite3 rolls everything back.
+ * `failed()` says how many commits it failed (0 or 1).
+ */
+export function failNextCommit(store: Store): { failed(): number } {
+  const db = (store as unknown as { db: Db }).db;
+  const real = store.tx.bind(store);
+  let failed = 0;
+  store.tx = <T>(fn: () => T): T =>
+    real(() => {
+      const result = fn();
+      if (failed === 0) {
+        failed++;
+        db.pragma("defer_foreign_keys = ON");
+        db.prepare("INSERT INTO run_attempts (run_id, attempt, started_at) VALUES (-1, 1, '')").run();
+      }
+      return result;
+    });
+  return { failed: () => failed };
 }

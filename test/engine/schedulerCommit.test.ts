@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { failNextCommit } from "../../src/store/testkit.js";
+import { FakeClock } from "../helpers/fakeClock.js";
+import { engineKit, type Kit } from "../helpers/engineKit.js";
+
+let kits: Kit[] = [];
+let dirs: string[] = [];
+afterEach(async () => {
+  for (const k of kits) await k.close({ keepDir: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  kits = [];
+  dirs = [];
+});
+
+const at = (iso: string) => Date.parse(iso);
+
+async function kitAt(yaml: string, now: string) {
+  const dir = mkdtempSync(join(tmpdir(), "svc-sched-commit-"));
+  dirs.push(dir);
+  const clock = new FakeClock(at(now));
+  const kit = await engineKit(yaml, { clock, dir, random: () => 0.5 });
+  kits.push(kit);
+  return { kit, clock };
+}
+
+describe("the scheduler announces a run only after its transaction commits", () => {
+  it("a tick whose COMMIT fails emits no event, leaves no run and keeps the slot; the next tick creates it once", async () => {
+    const { kit, clock } = await kitAt(
+      `jobs:\n  nightly:\n    command: "echo tick"\n    frequency: daily\n    time: "0230"\n    timezone: UTC\n`,
+      "2027-01-10T02:29:59.000Z",
+    );
+    const commit = failNextCommit(kit.store);
+    clock.set(at("2027-01-10T02:30:00.000Z")); // the tick at the slot: its COMMIT fails
+
+    expect(commit.failed()).toBe(1);
+    const failure = kit.log.entries.find((e) => e.msg === "tick failed");
+    expect(String((failure?.fields.err as Error | undefined)?.message)).toMatch(/FOREIGN KEY constraint failed/);
+    expect(kit.transitions, "no run:status event for a rolled-back run").toEqual([]);
+    expect(kit.runsOf("nightly")).toEqual([]);
+    expect(kit.engine.testSeam().ctx.waiting.size).toBe(0);
+    expect(kit.store.jobState.get("nightly")!.next_run).toBe("2027-01-10T02:30:00.000Z");
+    expect(kit.engine.nextRun("nightly")!.utc).toBe("2027-01-10T02:30:00.000Z");
+
+    clock.advance(1000); // the next tick commits
+    const runs = kit.runsOf("nightly");
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.scheduled_for).toBe("2027-01-10T02:30:00.000Z");
+    expect(kit.transitions[0]).toEqual({ id: runs[0]!.id, job: "nightly", from: null, to: "PENDING" });
+    expect(kit.transitions.filter((t) => t.from === null)).toHaveLength(1);
+    expect(kit.store.jobState.get("nightly")!.next_run).toBe("2027-01-11T02:30:00.000Z");
+    await kit.waitRun(runs[0]!.id, ["SUCCESS"]);
+  });
+
+  it("a catch-up at startup whose COMMIT fails emits nothing and logs nothing of the catch-up", async () => {
+    const yaml = `jobs:\n  nightly:\n    command: "echo tick"\n    frequency: daily\n    time: "0230"\n    timezone: UTC\n    catchup: true\n`;
+    const { kit } = await kitAt(yaml, "2027-01-10T02:29:59.000Z");
+    await kit.close({ keepDir: true });
+    kits = [];
+    // Restart a day later: the 02:30 slot was missed and is caught up in init's transaction.
+    const clock = new FakeClock(at("2027-01-10T03:00:00.000Z"));
+    const again = await engineKit(yaml, { clock, dir: kit.dir, random: () => 0.5, start: false });
+    kits.push(again);
+    const commit = failNextCommit(again.store);
+    await expect(again.engine.start()).rejects.toThrow(/FOREIGN KEY constraint failed/);
+    expect(commit.failed()).toBe(1);
+    expect(again.transitions).toEqual([]);
+    expect(again.runsOf("nightly")).toEqual([]);
+    expect(again.log.entries.filter((e) => /catching up/.test(e.msg))).toEqual([]);
+  });
+});
