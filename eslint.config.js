@@ -42,13 +42,13 @@ export default tseslint.config(
     languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", __dirname: "readonly" } },
   },
   {
-    // Engine.testSeam() (a tick now, the live context) is for tests and benchmarks only.
+    // Engine.testSeam() (a tick now, the live context) and posixSpawn's testSeam (a failing exit watch) are for tests and benchmarks only.
     files: ["src/**/*.ts"],
     ignores: ["src/**/*.test.ts", "src/**/testkit.ts"],
     rules: {
       "no-restricted-properties": [
         "error",
-        { property: "testSeam", message: "Engine.testSeam() is for tests and benchmarks: drive the engine through its clock and public operations." },
+        { property: "testSeam", message: "testSeam (Engine.testSeam(), posixSpawn's testSeam) is for tests and benchmarks: drive the engine through its clock and public operations." },
       ],
     },
   },

@@ -124,6 +124,10 @@ export class Attempt {
       retryable,
     });
     if (this.stopReason !== null) return failed(this.stopReason, false);
+    if (exit.watchError) {
+      this.append("stderr", `svc: ${exit.watchError}`);
+      return failed(exit.watchError);
+    }
     if (exit.timedOut) return failed(`timeout after ${formatDuration(this.job.timeoutMs ?? 0)}`);
     if (exit.code !== 0) return failed(exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`);
     if (!this.job.healthcheck) return { exitCode: 0, ok: true, hc: null, error: null, retryable: true };

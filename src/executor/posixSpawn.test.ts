@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeUnless, type Requirement } from "../../test/helpers/skip.js";
-import { posixSpawn, spawnMethod, type SpawnedChild } from "./posixSpawn.js";
+import { posixSpawn, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-pspawn-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -87,6 +87,28 @@ describe("posixSpawn", () => {
       const children = Array.from({ length: 20 }, (_, i) => posixSpawn("/bin/sh", ["-c", `exit ${i}`], { cwd: dir, env: ENV }) as SpawnedChild);
       const codes = await Promise.all(children.map(async (c) => ((await once(c, "exit")) as [number])[0]));
       expect(codes).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    });
+
+    it("when polling the pidfd fails, the process group is killed at once and the exit says why; the next watch works", async () => {
+      expect(testSeam.failNextExitWatch()).toBe(true);
+      // A leader and a grandchild in its group that would each run for a minute.
+      const child = posixSpawn("/bin/sh", ["-c", "sleep 60 & sleep 60"], { cwd: dir, env: ENV }) as SpawnedChild;
+      const [code, signal, watchError] = (await once(child, "exit")) as [number | null, string | null, string | undefined];
+      expect([code, signal]).toEqual([null, "SIGKILL"]);
+      expect(watchError).toBe("svcd lost track of the process (polling its pidfd failed: EBADF), so it killed its process group (SIGKILL) rather than leave it running unwatched");
+      // The grandchild got SIGKILL too; it is gone once its new parent has reaped it.
+      const groupGone = () => {
+        try {
+          process.kill(-child.pid, 0);
+          return false;
+        } catch (e) {
+          return (e as NodeJS.ErrnoException).code === "ESRCH";
+        }
+      };
+      await expect.poll(groupGone, { timeout: 5_000, message: "nothing of its group is left" }).toBe(true);
+
+      const next = await run("/bin/sh", ["-c", "sleep 0.2; exit 4"]);
+      expect([next.code, next.signal]).toEqual([4, null]);
     });
   });
 });

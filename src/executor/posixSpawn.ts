@@ -15,7 +15,8 @@
  * session and process group, every signal at its default disposition and
  * none blocked (glibc leaves its two internal signals, 32 and 33, ignored),
  * stdin /dev/null, stdout and stderr as readable sockets on pipes, an "exit"
- * event with (code, signal name). A command without a slash is looked up in
+ * event with (code, signal name), and a third argument, a message, when the
+ * exit could not be watched and the process was killed. A command without a slash is looked up in
  * the job's own PATH, and an executable without a #! line runs with /bin/sh,
  * as child_process (execvp) does. Where the binding is missing
  * (not Linux, a failed build, a kernel without pidfd_open) or
@@ -31,8 +32,16 @@ import { fileURLToPath } from "node:url";
 
 interface Binding {
   /** [pid, stdout fd, stderr fd], or a negative errno. */
-  spawn(file: string, argv: string[], envp: string[], cwd: string, onExit: (code: number | null, signo: number | null) => void): [number, number, number] | number;
+  spawn(
+    file: string,
+    argv: string[],
+    envp: string[],
+    cwd: string,
+    onExit: (code: number | null, signo: number | null, watchError?: number | null) => void,
+  ): [number, number, number] | number;
   supported(): boolean;
+  /** Test seam: the next spawn's exit watch fails (spawn.c). */
+  failNextWatch(): void;
 }
 
 /** What startProcess uses of a child: the same shape as a ChildProcess. */
@@ -66,6 +75,26 @@ function errnoError(errno: number, file: string): NodeJS.ErrnoException {
   const code = ERRNO_NAMES.get(errno) ?? `E${errno}`;
   return Object.assign(new Error(`spawn ${file} ${code}`), { errno: -errno, code, syscall: "spawn", path: file });
 }
+
+/** libuv's negative errors are negative errnos on Linux. */
+function lostWatch(uvError: number, signal: string | null): string {
+  const code = ERRNO_NAMES.get(-uvError) ?? `error ${uvError}`;
+  return `svcd lost track of the process (polling its pidfd failed: ${code}), so it killed its process group${signal ? ` (${signal})` : ""} rather than leave it running unwatched`;
+}
+
+/**
+ * Tests only: the next posixSpawn's exit watch fails as a failing pidfd poll
+ * does (the kernel reports an error on the polled fd). False where jobs are
+ * forked (no binding).
+ */
+export const testSeam = {
+  failNextExitWatch(): boolean {
+    if (binding === null) return false;
+    if (typeof binding.failNextWatch !== "function") throw new Error("the posix_spawn binding predates failNextWatch: rebuild it (npm run build:native)");
+    binding.failNextWatch();
+    return true;
+  },
+};
 
 /**
  * The file to execute: `file` itself when it has a slash (relative to `cwd`),
@@ -105,8 +134,10 @@ export function posixSpawn(file: string, args: string[], opts: { cwd: string; en
   const exe = lookUp(file, opts.cwd, opts.env.PATH);
   if (typeof exe !== "string") return exe;
   const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: Socket; stderr: Socket };
-  const onExit = (code: number | null, signo: number | null): void => {
-    child.emit("exit", code, signo === null ? null : (SIGNAL_NAMES.get(signo) ?? `SIG${signo}`));
+  const onExit = (code: number | null, signo: number | null, watchError?: number | null): void => {
+    const signal = signo === null ? null : (SIGNAL_NAMES.get(signo) ?? `SIG${signo}`);
+    // A binding built before watchError existed passes two arguments.
+    child.emit("exit", code, signal, typeof watchError === "number" ? lostWatch(watchError, signal) : undefined);
   };
   let r = b.spawn(exe, [file, ...args], envp, opts.cwd, onExit);
   // An executable without a #! line: run it with /bin/sh, as execvp (and so child_process) does.

@@ -126,7 +126,7 @@ function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
   const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const drainMs = opts.drainMs ?? DEFAULT_DRAIN_MS;
 
-  let exit: { code: number | null; signal: string | null } | null = null;
+  let exit: { code: number | null; signal: string | null; watchError: string | null } | null = null;
   let openPipes = 2;
   let done = false;
   let stopRequested = false;
@@ -152,7 +152,9 @@ function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
     clearTimeout(drainTimer);
     // Control-group semantics: nothing of the run outlives its leader.
     if (isGroupAlive(pid)) signalGroup(pid, "SIGKILL");
-    resolveExited({ code: exit.code, signal: exit.signal, spawnError: null });
+    const info: ExitInfo = { code: exit.code, signal: exit.signal, spawnError: null };
+    if (exit.watchError !== null) info.watchError = exit.watchError;
+    resolveExited(info);
   };
 
   const pipes: Readable[] = [];
@@ -230,8 +232,9 @@ function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
       // After a successful spawn this only reports a failed child.kill(), which we never call.
       opts.logger?.warn({ err: toError(e), pid }, "executor: child process error");
     });
-    child.once("exit", (code, signal) => {
-      exit = { code, signal };
+    child.once("exit", (code, signal, watchError?: string) => {
+      exit = { code, signal, watchError: watchError ?? null };
+      if (watchError) opts.logger?.error({ pid }, `executor: ${watchError}`);
       for (const catchUp of catchUps) catchUp();
       if (openPipes === 0) return finish();
       drainTimer = setTimeout(() => {

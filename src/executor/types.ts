@@ -19,6 +19,12 @@ export interface ExitInfo {
   signal: string | null;
   /** Set when the process could not be started (ENOENT, EACCES...): a one-line reason. */
   spawnError: string | null;
+  /**
+   * Set when svcd could not watch the running process any more (posix_spawn's
+   * pidfd poll failed) and killed it instead: a one-line reason. The run fails with it.
+   * Absent otherwise.
+   */
+  watchError?: string;
 }
 
 export type OutStream = "stdout" | "stderr";

@@ -11,10 +11,17 @@
  * session (its own process group, like `detached: true`), every signal at
  * its default disposition and none blocked, stdin /dev/null, stdout and
  * stderr on two new pipes. It returns [pid, stdoutFd, stderrFd] (the read
- * ends, close-on-exec) or a negative errno. onExit(code, signal) is called
- * once when the child has exited and was reaped: the exit is watched through
- * a pidfd on the event loop, so only this child is waited for (libuv waits
- * for its own children by pid too).
+ * ends, close-on-exec) or a negative errno. onExit(code, signal, watchError)
+ * is called once when the child has exited and was reaped: the exit is
+ * watched through a pidfd on the event loop, so only this child is waited for
+ * (libuv waits for its own children by pid too). watchError is null, or the
+ * (negative) libuv error of a pidfd poll that failed: the exit could not be
+ * seen any more, so the child's group was killed and the child reaped, and
+ * code/signal say how that ended it.
+ *
+ * failNextWatch() is a test seam: the next spawn's watch polls an fd on which
+ * the kernel reports an error (the write end of a pipe with no reader), so the
+ * test sees the path a failing pidfd poll takes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -85,6 +92,9 @@ static void on_closed(uv_handle_t* handle) {
   free(w);
 }
 
+/* Set by failNextWatch(): the next watch polls a broken fd instead of the pidfd. */
+static int fail_next_watch = 0;
+
 static void on_readable(uv_poll_t* poll, int status, int events) {
   child_watch* w = (child_watch*)poll;
   int wstatus = 0;
@@ -104,7 +114,7 @@ static void on_readable(uv_poll_t* poll, int status, int events) {
   napi_env env = w->env;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
-  napi_value cb, global, argv[2], result;
+  napi_value cb, global, argv[3], result;
   napi_get_reference_value(env, w->on_exit, &cb);
   napi_get_global(env, &global);
   if (r == w->pid && WIFEXITED(wstatus)) {
@@ -118,9 +128,11 @@ static void on_readable(uv_poll_t* poll, int status, int events) {
     napi_get_null(env, &argv[0]);
     napi_get_null(env, &argv[1]);
   }
+  if (status < 0) napi_create_int32(env, status, &argv[2]);
+  else napi_get_null(env, &argv[2]);
   napi_delete_reference(env, w->on_exit);
   uv_close((uv_handle_t*)poll, on_closed);
-  napi_make_callback(env, w->async, global, cb, 2, argv, &result);
+  napi_make_callback(env, w->async, global, cb, 3, argv, &result);
   napi_async_destroy(env, w->async);
   napi_close_handle_scope(env, scope);
 }
@@ -195,6 +207,15 @@ done:
   child_watch* w = calloc(1, sizeof(child_watch));
   uv_loop_t* loop = NULL;
   int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (fail_next_watch && pidfd >= 0) {
+    int broken[2];
+    if (pipe2(broken, O_CLOEXEC) == 0) {
+      fail_next_watch = 0;
+      close(broken[0]); /* no reader left: polling the write end reports EPOLLERR */
+      close(pidfd);
+      pidfd = broken[1];
+    }
+  }
   if (!w || pidfd < 0 || napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &w->poll, pidfd) != 0) {
     int e = pidfd < 0 ? errno : ENOMEM;
     kill(pid, SIGKILL);
@@ -231,11 +252,18 @@ static napi_value supported(napi_env env, napi_callback_info info) {
   return out;
 }
 
+static napi_value fail_next_watch_fn(napi_env env, napi_callback_info info) {
+  fail_next_watch = 1;
+  return NULL;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "spawn", NAPI_AUTO_LENGTH, spawn_child, NULL, &fn);
   napi_set_named_property(env, exports, "spawn", fn);
   napi_create_function(env, "supported", NAPI_AUTO_LENGTH, supported, NULL, &fn);
   napi_set_named_property(env, exports, "supported", fn);
+  napi_create_function(env, "failNextWatch", NAPI_AUTO_LENGTH, fail_next_watch_fn, NULL, &fn);
+  napi_set_named_property(env, exports, "failNextWatch", fn);
   return exports;
 }
