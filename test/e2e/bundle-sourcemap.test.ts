@@ -23,8 +23,8 @@ describe("the svcd bundle's source map", () => {
     const line = code.slice(0, at).split("\n").length - 1;
     const column = at - (code.lastIndexOf("\n", at) + 1);
     const entry = map.findEntry(line, column) as { originalSource: string; originalLine: number };
-    expect(entry.originalSource).toMatch(/src\/daemon\/daemon\.ts$/);
-    const source = readFileSync(join(ROOT, "src", "daemon", "daemon.ts"), "utf8").split("\n");
+    expect(entry.originalSource).toMatch(/src\/daemon\/dataDirWatch\.ts$/);
+    const source = readFileSync(join(ROOT, "src", "daemon", "dataDirWatch.ts"), "utf8").split("\n");
     expect(source[entry.originalLine]).toContain("while svcd was running");
   });
 
