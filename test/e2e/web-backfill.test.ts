@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
 import { expect, it } from "vitest";
 import { until } from "../helpers/daemonKit.js";
-import { browserRig, NEEDS_CHROMIUM, poll } from "../helpers/chromium.js";
+import { browserRig, NEEDS_CHROMIUM, poll, shot } from "../helpers/chromium.js";
 import { describeUnless } from "../helpers/skip.js";
 
 const YAML = `jobs:
@@ -72,6 +72,7 @@ suite("backfills in the dashboard", () => {
     const gap = plan.body.slots.find((s) => s.note !== null)!;
     expect(gap.note).toMatch(/DST gap/);
     expect(await dialog.locator(`tr[data-slot="${gap.utc}"]`).textContent()).toContain(gap.note);
+    await shot(p, rig.shots, "backfill-dialog");
     // A dry run creates nothing.
     expect((await rig.d.api<{ total: number }>("GET", "/api/backfills")).body.total).toBe(0);
     await p.context().close();
@@ -119,6 +120,7 @@ suite("backfills in the dashboard", () => {
     await poll(() => runRows.count()).toBe(6);
     expect(await runRows.first().textContent()).toContain("region=us");
     expect(await runRows.first().textContent()).toContain("token=***");
+    await shot(p, rig.shots, "backfill");
 
     // Cancel: its waiting runs end SKIPPED, the running one finishes.
     await p.getByRole("button", { name: /cancel backfill…/i }).click();

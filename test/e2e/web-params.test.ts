@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { expect, it } from "vitest";
 import { until } from "../helpers/daemonKit.js";
-import { browserRig, NEEDS_CHROMIUM, poll } from "../helpers/chromium.js";
+import { browserRig, NEEDS_CHROMIUM, poll, shot } from "../helpers/chromium.js";
 import { describeUnless } from "../helpers/skip.js";
 
 const YAML = `jobs:
@@ -55,6 +55,7 @@ suite("the run dialog's params form", () => {
     const err = dialog.locator("#param-day-error");
     await poll(() => err.textContent()).toMatch(/must match the pattern/);
     expect(await dialog.locator("#param-day").getAttribute("aria-invalid")).toBe("true");
+    await shot(page, rig.shots, "run-params");
     const before = (await rig.d.api<{ total: number }>("GET", "/api/audit?job=report")).body.total;
     expect(before).toBe(0);
 

@@ -31,7 +31,7 @@ export interface DbTable {
 }
 
 const STATUS_OPTS: [string, string][] = ["PENDING", "RUNNING", "SUCCESS", "FAILED", "RETRYING", "SKIPPED"].map((s) => [s.toLowerCase(), s]);
-const TRIGGER_OPTS: [string, string][] = ["manual", "schedule", "dependency"].map((t) => [t, t]);
+const TRIGGER_OPTS: [string, string][] = ["manual", "schedule", "dependency", "backfill"].map((t) => [t, t]);
 const STREAM_OPTS: [string, string][] = ["stdout", "stderr", "healthcheck"].map((t) => [t, t]);
 const jobField: FilterField = { name: "job", label: "Job", type: "text", placeholder: "job name" };
 
@@ -79,7 +79,7 @@ export const DB_TABLES: DbTable[] = [
       { name: "until", label: "Until", type: "date" },
       { name: "sla_breached", label: "SLA", type: "select", options: [["1", "breached"], ["0", "met"]] },
     ],
-    columns: () => as<RunRecord>(sortable(runColumns({ job: true, cycle: true }), ["reason"])),
+    columns: () => as<RunRecord>(sortable(runColumns({ job: true, cycle: true, params: true }), ["reason", "params"])),
     rowKey: (r) => Number(r.id),
   },
   {
