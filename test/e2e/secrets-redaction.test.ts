@@ -127,6 +127,20 @@ describe("redaction property through a real svcd", () => {
         expect(r.status).toBe(202);
         runIds.push(r.body.run_id);
       }
+      // A secret param's value typed at run time (not a default from the file) reads *** too,
+      // and searching the audit for it finds nothing (CONTRACT §7.2).
+      const typed = `${MARK}typed-param-${i}`;
+      allSecrets.add(typed);
+      const auditSearches: string[] = [];
+      for (const j of jobs) {
+        const decl = (await d.api<{ job: { params?: Record<string, { secret: boolean }> } }>("GET", `/api/jobs/${j.name}`, undefined, viewer)).body.job.params;
+        const secretName = Object.entries(decl ?? {}).find(([, p]) => p.secret)?.[0];
+        if (!secretName) continue;
+        const r = await d.api<{ run_id: number }>("POST", `/api/jobs/${j.name}/run`, { params: { [secretName]: typed } }, admin);
+        expect(r.status, `${where}: run ${j.name} with a typed secret param ${JSON.stringify(r.body)}`).toBe(202);
+        runIds.push(r.body.run_id);
+        auditSearches.push(`/api/audit?job=${j.name}&param=${secretName}=${encodeURIComponent(typed)}`);
+      }
       for (const id of runIds) {
         await until(`run ${id} to end`, async () => ["SUCCESS", "FAILED"].includes((await d.api<{ status: string }>("GET", `/api/runs/${id}`, undefined, viewer)).body.status));
       }
@@ -145,6 +159,10 @@ describe("redaction property through a real svcd", () => {
         "/api/db/job_state",
         "/api/daemon/info",
       ];
+      for (const path of auditSearches) {
+        const r = await d.api<{ total: number }>("GET", path, undefined, admin);
+        expect(r.body.total, `${where}: GET ${path} must not match a secret param's value`).toBe(0);
+      }
       for (const path of paths) {
         for (const [who, headers] of [["viewer", viewer], ["admin", admin]] as const) {
           const r = await d.api("GET", path, undefined, headers);
