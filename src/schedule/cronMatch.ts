@@ -106,37 +106,18 @@ export function nextWallMatch(c: CompiledCron, wall: number): number | null {
   const lastDay = day + HORIZON_DAYS;
   for (;;) {
     if (day > lastDay) return null;
+    // -1: nothing left today (month or day not allowed, or no hour left):
+    // the day change below moves on to the next day at 00:00:00.
+    let h = -1;
     if (c.month[month] !== 1) {
-      // The first day of the next month.
-      day += dim - dom + 1;
-      dom = 1;
-      month += 1;
-      if (month > 12) {
-        month = 1;
-        year += 1;
-      }
-      dim = monthLength(year, month);
-      hour = minute = second = 0;
-      continue;
+      // To the month's last day, so that the day change moves to the next month's first.
+      day += dim - dom;
+      dom = dim;
+    } else if (dayMatches(c, dom, (((day + 4) % 7) + 7) % 7, dim)) {
+      h = c.nextHour[hour]!;
     }
-    if (!dayMatches(c, dom, (((day + 4) % 7) + 7) % 7, dim)) {
-      day += 1;
-      dom += 1;
-      if (dom > dim) {
-        dom = 1;
-        month += 1;
-        if (month > 12) {
-          month = 1;
-          year += 1;
-        }
-        dim = monthLength(year, month);
-      }
-      hour = minute = second = 0;
-      continue;
-    }
-    const h = c.nextHour[hour]!;
     if (h < 0) {
-      hour = 24; // no hour left today: the next day, through the day check above
+      hour = 24;
     } else {
       if (h !== hour) {
         hour = h;
