@@ -6,38 +6,13 @@
  * engine with as many in flight as the backfill's `parallel` (the engine
  * section's throughput measure), measured in blocks before and after it.
  */
-import { engineRig, WarpClock, type Rig } from "./helpers/engineRig.js";
+import { engineRate, engineRig, WarpClock, type Rig } from "./helpers/engineRig.js";
 import { median } from "./helpers/stats.js";
 import type { BenchResult, BenchSection } from "./types.js";
 
 const TERMINAL = new Set(["SUCCESS", "FAILED", "SKIPPED"]);
 const SLOTS = 10_000;
 const HOUR = 3_600_000;
-
-/** Manual runs of `t` kept `inFlight` at a time for `ms`; completed runs per second. */
-function manualRate(rig: Rig, inFlight: number, ms: number): Promise<number> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const end = t0 + ms;
-    let done = 0;
-    let running = 0;
-    const submit = () => {
-      running++;
-      rig.engine.runNow("t", { triggeredBy: "bench" });
-    };
-    const off = rig.bus.on("run:status", ({ run }) => {
-      if (run.job_name !== "t" || run.trigger !== "manual" || !TERMINAL.has(run.status)) return;
-      running--;
-      if (run.status === "SUCCESS") done++;
-      if (performance.now() < end) submit();
-      else if (running === 0) {
-        off();
-        resolve((done * 1_000) / (performance.now() - t0));
-      }
-    });
-    for (let i = 0; i < inFlight; i++) submit();
-  });
-}
 
 /** A 10,000-slot backfill from `from`: its acceptance time and its completion rate. */
 async function backfill(rig: Rig, from: number, parallel: number): Promise<{ acceptMs: number; rate: number; ok: number }> {
@@ -78,10 +53,10 @@ export default async function run(): Promise<BenchSection> {
     const daemon = `executor:\n  pool_size: ${parallel}\nscheduler:\n  max_concurrent_jobs: ${parallel}\n`;
     const rig = await engineRig(`jobs:\n  t:\n    command: ["/bin/true"]\n    frequency: hourly\n    timezone: UTC\n    concurrency: allow\n`, daemon, new WarpClock());
     try {
-      await manualRate(rig, parallel, 500); // warm-up
-      const before = [await manualRate(rig, parallel, 2_000), await manualRate(rig, parallel, 2_000)];
+      await engineRate(rig, parallel, 500); // warm-up
+      const before = [await engineRate(rig, parallel, 2_000), await engineRate(rig, parallel, 2_000)];
       const b = await backfill(rig, from, parallel);
-      const after = [await manualRate(rig, parallel, 2_000), await manualRate(rig, parallel, 2_000)];
+      const after = [await engineRate(rig, parallel, 2_000), await engineRate(rig, parallel, 2_000)];
       const manual = median([...before, ...after]);
       results.push(
         {

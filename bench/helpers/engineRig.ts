@@ -83,7 +83,11 @@ export async function engineRig(yaml: string, daemonYaml: string, clock: Clock):
 
 const TERMINAL = new Set(["SUCCESS", "FAILED", "SKIPPED"]);
 
-/** Manual runs of job `t` kept `inFlight` at a time for `ms` through `engine.runNow`; completed (SUCCESS) runs per second. */
+/**
+ * Manual runs of job `t` kept `inFlight` at a time for `ms` through
+ * `engine.runNow`; completed (SUCCESS) runs per second. Only manual runs
+ * count, so a schedule or a backfill of `t` running meanwhile does not.
+ */
 export function engineRate(rig: Rig, inFlight: number, ms: number): Promise<number> {
   return new Promise((resolve) => {
     const t0 = performance.now();
@@ -95,7 +99,7 @@ export function engineRate(rig: Rig, inFlight: number, ms: number): Promise<numb
       rig.engine.runNow("t", { triggeredBy: "bench" });
     };
     const off = rig.bus.on("run:status", ({ run }) => {
-      if (run.job_name !== "t" || !TERMINAL.has(run.status)) return;
+      if (run.job_name !== "t" || run.trigger !== "manual" || !TERMINAL.has(run.status)) return;
       running--;
       if (run.status === "SUCCESS") done++;
       if (performance.now() < end) submit();
