@@ -6,8 +6,8 @@
  * transform with its own extract's output; SIGKILL of svcd mid-backfill and a
  * restart end every slot with exactly one run.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { alive, clientProject, until, type ClientProject, type RunRow } from "./helpers/daemonClient.js";
+import { describe, expect, it } from "vitest";
+import { alive, sharedDaemon, until, type RunRow } from "./helpers/daemonClient.js";
 
 const YAML = `jobs:
   nightly:
@@ -33,15 +33,7 @@ const YAML = `jobs:
     retry_delay: fixed:1s
 `;
 
-let p: ClientProject;
-beforeAll(async () => {
-  p = clientProject({ "svc.yaml": YAML });
-  await p.start();
-});
-afterAll(async () => {
-  await p?.stop();
-  p?.remove();
-});
+const { p } = sharedDaemon({ "svc.yaml": YAML });
 
 async function runsOf(backfillId: number): Promise<RunRow[]> {
   const r = await p.api<{ runs: RunRow[] }>("GET", `/api/audit?backfill_id=${backfillId}&limit=1000`);

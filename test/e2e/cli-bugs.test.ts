@@ -3,10 +3,10 @@
  * daemon started with `svc start` (the setup a new user tried: a pipeline
  * with outputs, a slow `forbid` job, webhooks to a local receiver).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../src/cli/client/csv.js";
 import { hasStackTrace, runSvc, tempProject } from "./helpers/cli.js";
-import { clientProject, receiver, until, waitRun, type ClientProject, type Receiver, type RunRow } from "./helpers/daemonClient.js";
+import { sharedDaemon, until, waitRun, type RunRow } from "./helpers/daemonClient.js";
 
 const yaml = (hook: string) => `defaults:
   timezone: Europe/Berlin
@@ -59,20 +59,7 @@ jobs:
     tags: [order]
 `;
 
-let p: ClientProject;
-let rx: Receiver;
-
-beforeAll(async () => {
-  rx = await receiver();
-  p = clientProject({ "svc.yaml": yaml(rx.url) });
-  await p.start();
-});
-
-afterAll(async () => {
-  await p?.stop();
-  await rx?.close();
-  p?.remove();
-});
+const { p, rx } = sharedDaemon((hook) => ({ "svc.yaml": yaml(hook) }));
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 

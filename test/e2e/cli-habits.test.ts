@@ -6,9 +6,9 @@
  * `-q`/`-v`, and `run --cycle`.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hasStackTrace } from "./helpers/cli.js";
-import { clientProject, receiver, spawnSvc, until, waitRun, type ClientProject, type Receiver, type RunRow } from "./helpers/daemonClient.js";
+import { sharedDaemon, spawnSvc, until, waitRun, type RunRow } from "./helpers/daemonClient.js";
 
 const yaml = (hook: string) => `defaults:
   timezone: Europe/Berlin
@@ -47,20 +47,7 @@ jobs:
     command: 'sleep 2; echo long done'
 `;
 
-let p: ClientProject;
-let rx: Receiver;
-
-beforeAll(async () => {
-  rx = await receiver();
-  p = clientProject({ "svc.yaml": yaml(rx.url) });
-  await p.start();
-});
-
-afterAll(async () => {
-  await p?.stop();
-  await rx?.close();
-  p?.remove();
-});
+const { p, rx } = sharedDaemon((hook) => ({ "svc.yaml": yaml(hook) }));
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 

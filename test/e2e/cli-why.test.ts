@@ -5,9 +5,9 @@
  * down), and the traces a paused or dependency-blocked non-run leaves
  * (GET /api/db/non_runs), which a log line alone would not.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hasStackTrace } from "./helpers/cli.js";
-import { clientProject, until, waitRun, type ClientProject, type RunRow } from "./helpers/daemonClient.js";
+import { sharedDaemon, until, waitRun, type RunRow } from "./helpers/daemonClient.js";
 
 const today = new Date().toISOString().slice(0, 10);
 const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
@@ -49,17 +49,7 @@ jobs:
     command: "true"
 `;
 
-let p: ClientProject;
-
-beforeAll(async () => {
-  p = clientProject({ "svc.yaml": yaml });
-  await p.start();
-});
-
-afterAll(async () => {
-  await p?.stop();
-  p?.remove();
-});
+const { p } = sharedDaemon({ "svc.yaml": yaml });
 
 interface NonRun {
   job_name: string;

@@ -7,8 +7,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientProject, waitRun, type ClientProject, type RunRow } from "./helpers/daemonClient.js";
+import { describe, expect, it } from "vitest";
+import { sharedDaemon, waitRun, type RunRow } from "./helpers/daemonClient.js";
 
 const YAML = `defaults:
   timezone: UTC
@@ -27,15 +27,7 @@ jobs:
       pin: {type: integer, secret: true, default: 1111}
 `;
 
-let p: ClientProject;
-beforeAll(async () => {
-  p = clientProject({ "svc.yaml": YAML });
-  await p.start();
-});
-afterAll(async () => {
-  await p?.stop();
-  p?.remove();
-});
+const { p } = sharedDaemon({ "svc.yaml": YAML });
 
 async function lines(id: number): Promise<string[]> {
   const r = await p.api<{ lines: { line: string }[] }>("GET", `/api/runs/${id}/logs`);

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { runSvc, SVC_BIN, tempProject, type RunOptions, type RunResult, type TempProject } from "./cli.js";
 
 export interface ClientProject extends TempProject {
@@ -145,6 +146,47 @@ export async function receiver(): Promise<Receiver> {
       server.close(() => r());
     });
   return rx;
+}
+
+/**
+ * The daemon a test file shares: its project is created and started with
+ * `svc start` in beforeAll, stopped and removed in afterAll (even when a test
+ * failed). Given a function, a webhook receiver is started first, its URL is
+ * passed in (for `notify: webhook:URL`), and it is closed after the daemon.
+ * `p` and `rx` stand for the started project and receiver: use them in tests
+ * and hooks (before beforeAll ran, touching them throws).
+ */
+export function sharedDaemon(files: Record<string, string> | ((hookUrl: string) => Record<string, string>)): { p: ClientProject; rx: Receiver } {
+  let project: ClientProject | undefined;
+  let rx: Receiver | undefined;
+  beforeAll(async () => {
+    if (typeof files === "function") rx = await receiver();
+    project = clientProject(typeof files === "function" ? files(rx!.url) : files);
+    await project.start();
+  });
+  afterAll(async () => {
+    await project?.stop();
+    await rx?.close();
+    project?.remove();
+  });
+  return {
+    p: standIn(() => project, "the shared project"),
+    rx: standIn(() => rx, typeof files === "function" ? "the shared webhook receiver" : "a receiver (pass sharedDaemon a function of the hook URL)"),
+  };
+}
+
+/** An object that forwards every read and write to `current()`, which must be set by then. */
+function standIn<T extends object>(current: () => T | undefined, what: string): T {
+  const target = (): T => {
+    const v = current();
+    if (v === undefined) throw new Error(`${what} is not started yet: use it inside tests or hooks, after beforeAll`);
+    return v;
+  };
+  return new Proxy({} as T, {
+    get: (_, key) => Reflect.get(target(), key),
+    set: (_, key, value) => Reflect.set(target(), key, value),
+    has: (_, key) => Reflect.has(target(), key),
+  });
 }
 
 /** A `svc` process running in the background (logs --tail, run --wait). */
