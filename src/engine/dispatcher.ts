@@ -5,6 +5,7 @@ import { applyEffects } from "./apply.js";
 import { Attempt } from "./attempt.js";
 import { announceRun, createRun, insertRun, nowIso, type EngineContext, type NewRunFields, type Waiting } from "./context.js";
 import { activeRunsOf, gatherFacts } from "./facts.js";
+import { gateIsOpen } from "./gate.js";
 import { decide, type Effect } from "./outcomes.js";
 import type { SpawnSpec } from "../executor/index.js";
 import { prepareSpawn } from "./prepare.js";
@@ -134,22 +135,19 @@ export class Dispatcher {
   }
 
   /**
-   * CONTRACT §3 gate: every upstream has a SUCCESS run in this cycle; an
-   * upstream with no run in the cycle counts when its latest finished run
-   * is SUCCESS.
+   * CONTRACT §3 gate (the rule is gate.ts's, shared with `svc why` and the
+   * cycle view): every upstream has a SUCCESS run in this cycle; an upstream
+   * with no run in the cycle counts when its latest finished run is SUCCESS.
+   * The cycle's runs are read once per dispatch pass.
    */
   private gateOpen(run: RunRecord, job: JobConfig, cycles: Map<string, RunRecord[]>): boolean {
     if (job.upstreams.length === 0) return true;
     let inCycle = cycles.get(run.cycle_id);
     if (!inCycle) cycles.set(run.cycle_id, (inCycle = this.ctx.store.runs.inCycle(run.cycle_id)));
-    for (const up of job.upstreams) {
-      const ups = inCycle.filter((r) => r.job_name === up);
-      if (ups.some((r) => r.status === "SUCCESS")) continue;
-      if (ups.length > 0) return false;
-      if (this.ctx.store.runs.lastFinished(up)?.status !== "SUCCESS") return false;
-    }
-    return true;
+    return gateIsOpen(job.upstreams, inCycle, this.lastFinished);
   }
+
+  private readonly lastFinished = (job: string): RunRecord | null => this.ctx.store.runs.lastFinished(job);
 
   /** Stops RUNNING or RETRYING runs for good (cancel): each ends FAILED with `reason`. */
   stopRuns(ids: readonly number[], reason: string): void {

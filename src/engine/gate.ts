@@ -5,7 +5,8 @@ import type { RunRecord } from "../store/types.js";
  * upstream has a SUCCESS run in the same cycle; an upstream with no run in
  * the cycle counts when its most recent finished run is SUCCESS. Pure; the
  * caller reads the cycle's runs and each upstream's last finished run.
- * (The dispatcher's gateOpen() is the same rule as a boolean.)
+ * One rule, two answers: `gateIsOpen` for the dispatcher, `gateBlockers`
+ * (who holds it closed, and why) for `svc why` and the cycle view.
  */
 export interface GateBlocker {
   /** The upstream job that holds the gate closed. */
@@ -22,6 +23,36 @@ export interface GateBlocker {
   text: string;
 }
 
+/** What an upstream holds the gate closed with (a GateBlocker without its text); null when it lets it open. */
+function holding(
+  up: string,
+  inCycle: readonly RunRecord[],
+  lastFinished: (job: string) => RunRecord | null,
+): { kind: GateBlocker["kind"]; run: RunRecord | null } | null {
+  let newest: RunRecord | undefined;
+  let active = false;
+  for (const r of inCycle) {
+    if (r.job_name !== up) continue;
+    if (r.status === "SUCCESS") return null;
+    newest = r;
+    if (r.status === "PENDING" || r.status === "RUNNING" || r.status === "RETRYING") active = true;
+  }
+  if (newest) return { kind: active ? "active" : "ended", run: newest };
+  const last = lastFinished(up);
+  return last?.status === "SUCCESS" ? null : { kind: "absent", run: last };
+}
+
+/**
+ * The gate as the dispatcher asks it: open when no upstream holds it closed.
+ * Stops at the first that does (no text is built), and reads an upstream's
+ * last finished run only when it has no run in the cycle.
+ */
+export function gateIsOpen(upstreams: readonly string[], inCycle: readonly RunRecord[], lastFinished: (job: string) => RunRecord | null): boolean {
+  for (const up of upstreams) if (holding(up, inCycle, lastFinished) !== null) return false;
+  return true;
+}
+
+/** Every upstream that holds the gate closed, with why (`svc why`, the cycle view). */
 export function gateBlockers(
   upstreams: readonly string[],
   inCycle: readonly RunRecord[],
@@ -29,22 +60,15 @@ export function gateBlockers(
 ): GateBlocker[] {
   const out: GateBlocker[] = [];
   for (const up of upstreams) {
-    const ups = inCycle.filter((r) => r.job_name === up);
-    if (ups.some((r) => r.status === "SUCCESS")) continue;
-    const newest = ups[ups.length - 1];
-    if (newest) {
-      const active = ups.some((r) => r.status === "PENDING" || r.status === "RUNNING" || r.status === "RETRYING");
-      out.push({ job: up, kind: active ? "active" : "ended", run: newest, text: `${up} is ${newest.status} in this cycle (run ${newest.id})` });
-      continue;
-    }
-    const last = lastFinished(up);
-    if (last?.status === "SUCCESS") continue;
-    out.push({
-      job: up,
-      kind: "absent",
-      run: last,
-      text: last ? `${up} has no run in this cycle and its last run (${last.id}) is ${last.status}` : `${up} has no run in this cycle and never ran`,
-    });
+    const h = holding(up, inCycle, lastFinished);
+    if (h === null) continue;
+    const text =
+      h.kind !== "absent"
+        ? `${up} is ${h.run!.status} in this cycle (run ${h.run!.id})`
+        : h.run
+          ? `${up} has no run in this cycle and its last run (${h.run.id}) is ${h.run.status}`
+          : `${up} has no run in this cycle and never ran`;
+    out.push({ job: up, kind: h.kind, run: h.run, text });
   }
   return out;
 }
