@@ -5,6 +5,7 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_OFFSET, MAX_PAGE } from "../store/types.js";
 import { BODY_LIMIT } from "./index.js";
 import { apiKit, type ApiKit } from "./testkit.js";
 
@@ -110,6 +111,33 @@ describe("paths and queries", () => {
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.body).toEqual(errorBody("not_found"));
     }
+  });
+
+  it("an offset or page past SQLite's integer range is 400 naming the field, on every list route (fuzz seed 255785)", async () => {
+    // The fuzzer's case: 500 "the database refused the request" before offset had a maximum.
+    const fuzzed = await k.get("/api/backfills?offset=1.0687198466597328e%2B225&__proto__=-2.4298428962948175e%2B217");
+    expect(fuzzed.status).toBe(400);
+    expect(fuzzed.body.error).toMatchObject({ code: "bad_request", details: [{ in: "querystring", field: "offset", message: `must be <= ${MAX_OFFSET}` }] });
+    const doc = (await k.get("/api/openapi.json")).body as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
+    const lists: [string, string][] = [];
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      const names = (methods.get?.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
+      const url = path.replace("{id}", "1").replace("{name}", "hello");
+      if (names.includes("offset")) lists.push([url, "offset"]);
+      if (names.includes("page")) lists.push([url, "page"]);
+    }
+    // runs/:id/logs, audit, backfills, db/logs, db/outputs, db/alerts, db/non_runs; db/job_runs, db/job_state
+    expect(lists.length).toBeGreaterThanOrEqual(9);
+    for (const [url, field] of lists) {
+      for (const value of ["1.0687198466597328e%2B225", String(2 ** 63), String(MAX_OFFSET + 1)]) {
+        const r = await k.get(`${url}?${field}=${value}`);
+        expect(r.status, `${url}?${field}=${value}`).toBe(400);
+        expect(r.body.error.code).toBe("bad_request");
+        expect(r.body.error.details, url).toEqual([expect.objectContaining({ in: "querystring", field })]);
+      }
+    }
+    expect((await k.get(`/api/backfills?offset=${MAX_OFFSET}`)).body).toMatchObject({ backfills: [], offset: MAX_OFFSET });
+    expect((await k.get(`/api/db/job_runs?page=${MAX_PAGE}`)).body).toMatchObject({ rows: [], page: MAX_PAGE });
   });
 
   it("GET /ws/logs/:id without an upgrade is 404", async () => {

@@ -5,7 +5,7 @@
  * against them); serialization itself is plain JSON.stringify, so a field
  * added by the store is never dropped silently.
  */
-import { LOG_STREAMS, RUN_STATUSES, TRIGGERS } from "../store/types.js";
+import { LOG_STREAMS, MAX_OFFSET, MAX_PAGE, RUN_STATUSES, TRIGGERS } from "../store/types.js";
 
 /** CONTRACT §2. Checked before any lookup, so `../x` never reaches the store or the file system. */
 export const JOB_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$";
@@ -163,16 +163,17 @@ export function paramFilters(values: readonly string[] | undefined): { name: str
 export const PAGE_SIZES = [25, 50, 100] as const;
 
 export const pageQuery = {
-  page: { type: "integer", minimum: 1, default: 1 },
+  page: { type: "integer", minimum: 1, maximum: MAX_PAGE, default: 1 },
   page_size: { type: "integer", enum: PAGE_SIZES, default: 50 },
   sort: { type: "string", pattern: "^[a-z_]{1,40}$", description: "column to sort by" },
   order: { type: "string", enum: ["asc", "desc"] },
 } as const;
 
+/** `limit` and `offset` of every list route (one schema: an offset past MAX_OFFSET is a 400 naming the field, not a database error). */
 export function sliceQuery(defaultLimit: number, maxLimit: number) {
   return {
     limit: { type: "integer", minimum: 1, maximum: maxLimit, default: defaultLimit },
-    offset: { type: "integer", minimum: 0, default: 0 },
+    offset: { type: "integer", minimum: 0, maximum: MAX_OFFSET, default: 0 },
   } as const;
 }
 

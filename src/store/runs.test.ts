@@ -4,7 +4,7 @@ import { DuplicateSlotError, InvalidQueryError, NotFoundError, TransitionError }
 import { newRun, open, runTo, tempDir } from "./testkit.js";
 import type { TempDir } from "./testkit.js";
 import type { RunRecord, RunStatus } from "./types.js";
-import { RUN_STATUSES } from "./types.js";
+import { MAX_OFFSET, MAX_PAGE, RUN_STATUSES } from "./types.js";
 
 let tmp: TempDir;
 let store: Store;
@@ -324,6 +324,20 @@ describe("runs: page() and audit() over a known data set", () => {
     expect(() => q.runs.page({}, { ...ok, sort: "constructor" })).toThrow(InvalidQueryError);
     expect(() => q.runs.audit({}, 0, 0)).toThrow(InvalidQueryError);
     expect(() => q.runs.audit({}, 10, -1)).toThrow(InvalidQueryError);
+  });
+
+  it("an offset or page past what SQLite binds as an integer is a clear InvalidQueryError, not a database error (fuzz seed 255785)", () => {
+    const ok = { page: 1, page_size: 100 as const, sort: "id", order: "desc" as const };
+    // 1.0687198466597328e+225 is an integer to JavaScript; bound as a REAL, SQLite answers "datatype mismatch".
+    expect(() => q.backfills.list({}, 100, 1.0687198466597328e225)).toThrow(/^offset must be an integer from 0 to 9007199254740991, got 1\.0687198466597328e\+225$/);
+    expect(() => q.backfills.list({ job: "a" }, 100, 2 ** 63)).toThrow(InvalidQueryError);
+    expect(() => q.runs.audit({}, 10, MAX_OFFSET + 1)).toThrow(InvalidQueryError);
+    expect(() => q.runs.page({}, { ...ok, page: MAX_PAGE + 1 })).toThrow(/^page must be an integer from 1 to \d+, got/);
+    expect(() => q.runs.page({}, { ...ok, page: 1e300 })).toThrow(InvalidQueryError);
+    // The largest accepted values reach SQLite and find nothing.
+    expect(q.backfills.list({}, 100, MAX_OFFSET)).toMatchObject({ rows: [], offset: MAX_OFFSET });
+    expect(q.runs.audit({}, 10, MAX_OFFSET).rows).toEqual([]);
+    expect(q.runs.page({}, { ...ok, page: MAX_PAGE }).rows).toEqual([]);
   });
 
   const SORTABLE = [

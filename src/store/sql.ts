@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { AlertStatus, LogStream, PageRequest, RunStatus, Trigger } from "./types.js";
 import { InvalidQueryError } from "./errors.js";
-import { LOG_STREAMS, RUN_STATUSES, TRIGGERS } from "./types.js";
+import { LOG_STREAMS, MAX_OFFSET, MAX_PAGE, RUN_STATUSES, TRIGGERS } from "./types.js";
 
 export type Db = Database.Database;
 export type Stmt = Database.Statement;
@@ -59,7 +59,9 @@ export function pageClause(
   sortable: Readonly<Record<string, string>>,
   tieBreak: string,
 ): { orderBy: string; limit: number; offset: number } {
-  if (!Number.isInteger(p.page) || p.page < 1) throw new InvalidQueryError(`page must be an integer >= 1, got ${String(p.page)}`);
+  if (!Number.isInteger(p.page) || p.page < 1 || p.page > MAX_PAGE) {
+    throw new InvalidQueryError(`page must be an integer from 1 to ${MAX_PAGE}, got ${String(p.page)}`);
+  }
   if (!PAGE_SIZES.includes(p.page_size)) {
     throw new InvalidQueryError(`page_size must be one of ${PAGE_SIZES.join(", ")}, got ${String(p.page_size)}`);
   }
@@ -83,7 +85,9 @@ export function checkSlice(limit: number, offset: number): void {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InvalidQueryError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${String(limit)}`);
   }
-  if (!Number.isInteger(offset) || offset < 0) throw new InvalidQueryError(`offset must be an integer >= 0, got ${String(offset)}`);
+  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
+    throw new InvalidQueryError(`offset must be an integer from 0 to ${MAX_OFFSET}, got ${String(offset)}`);
+  }
 }
 
 function oneOf<T extends string>(what: string, allowed: readonly T[], value: string): T {

@@ -24,6 +24,13 @@ export type ParamValue = string | number | boolean;
 
 /** What a secret param's value reads wherever a run is shown. */
 export const SECRET_MASK = "***";
+/**
+ * The largest OFFSET a list accepts: the largest integer a JS number holds exactly, well inside
+ * SQLite's 64-bit range (a larger number is bound as a REAL and SQLite refuses it: datatype mismatch).
+ */
+export const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
+/** The largest `page` of a paged table: (page - 1) * 100 (the largest page_size) stays within MAX_OFFSET. */
+export const MAX_PAGE = Math.floor(MAX_OFFSET / 100);
 export const LOG_STREAMS: readonly LogStream[] = ["stdout", "stderr", "healthcheck"];
 
 export interface RunRecord {
