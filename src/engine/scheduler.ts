@@ -174,8 +174,9 @@ export class Scheduler {
         if (this.fire(job, p.slotAt, "scheduler")) created++;
         this.arm(job, p.slotAt, false);
       } else if (p.action === "late") {
-        // Slots older than the late bound are missed (catch-up rules); newer ones are handled as they come.
-        const bound = now - LATE_AFTER_MS;
+        // Slots more than LATE_AFTER_MS old are missed (catch-up rules), as plan() counts lateness;
+        // one exactly LATE_AFTER_MS old, like newer ones, runs as it comes.
+        const bound = now - LATE_AFTER_MS - 1;
         if (this.missed(job, p.slotAt, bound, "it was noticed late (clock jump or suspend)")) created++;
         this.arm(job, Math.max(p.slotAt, bound), false);
       } else {

@@ -98,6 +98,21 @@ describe("sub-minute schedules on the one-second tick", () => {
     ]);
   });
 
+  it("a slot exactly a minute old when a jump lands is on time, as for a first slot (not part of the catch-up)", async () => {
+    const { kit, clock } = await kitAt(project("every:20s", "    catchup: true\n"), "2027-01-10T00:00:01.000Z");
+    clock.set(at("2027-01-10T00:05:00.000Z")); // 00:04:00 is 60 000 ms old: not late (plan: late is > LATE_AFTER_MS)
+    expect(kit.runsOf("pulse").map((r) => [r.scheduled_for, r.triggered_by])).toEqual([
+      ["2027-01-10T00:03:40.000Z", "catchup"],
+      ["2027-01-10T00:04:00.000Z", "scheduler"],
+      ["2027-01-10T00:04:20.000Z", "scheduler"],
+      ["2027-01-10T00:04:40.000Z", "scheduler"],
+      ["2027-01-10T00:05:00.000Z", "scheduler"],
+    ]);
+    const first = await kitAt(project("every:20s", "    catchup: true\n"), "2027-01-10T00:03:59.000Z");
+    first.clock.set(at("2027-01-10T00:05:00.000Z")); // the same slot as the first one passed: on time too
+    expect(first.kit.runsOf("pulse").map((r) => [r.scheduled_for, r.triggered_by])[0]).toEqual(["2027-01-10T00:04:00.000Z", "scheduler"]);
+  });
+
   it("the clock stepping back never runs a slot twice", async () => {
     const { kit, clock } = await kitAt(project("every:5s"), "2027-01-10T00:00:00.500Z");
     for (let s = 1; s <= 20; s++) clock.set(at("2027-01-10T00:00:00.000Z") + s * 1000);
