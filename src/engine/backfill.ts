@@ -133,12 +133,8 @@ export function createBackfill(ctx: EngineContext, job: JobConfig, req: Backfill
     todo.map((slot) => ({ scheduled_at: slot.utc, cycle_id: randomUUID(), scheduled_for: slot.existing_run === null ? slot.utc : null })),
     job.tags,
   );
-  // Announced after the commit, read back in pages (a listener may keep what it is given).
-  for (let i = 0; i < runs.length; i += ANNOUNCE_PAGE) {
-    for (const run of store.runs.getMany(runs.slice(i, i + ANNOUNCE_PAGE).map((r) => r.id)).sort((a, b) => a.id - b.id)) {
-      ctx.bus.emit("run:status", { run, from: null });
-    }
-  }
+  // Announced after the commit; each listener gets its own record (the store builds one per run).
+  for (const run of runs) ctx.bus.emit("run:status", { run, from: null });
   ctx.backfills.add(
     backfill.id,
     job.name,
@@ -151,9 +147,6 @@ export function createBackfill(ctx: EngineContext, job: JobConfig, req: Backfill
   );
   return { backfill: store.backfills.get(backfill.id) ?? backfill, runIds: runs.map((r) => r.id) };
 }
-
-/** Runs read back per query to announce a new backfill's runs. */
-const ANNOUNCE_PAGE = 500;
 
 /**
  * Cancels a backfill: its waiting runs (slot runs and dependency runs of its cycles that are

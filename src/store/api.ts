@@ -184,7 +184,8 @@ export interface BackfillsStore {
    * The backfill and its runs (PENDING, trigger backfill, in the order given, ids increasing),
    * in one transaction. Throws ConflictError when a slot it claims was claimed meanwhile.
    */
-  create(b: NewBackfill, runs?: readonly NewBackfillRun[], tags?: readonly string[]): { backfill: BackfillRecord; runs: { id: number; cycle_id: string }[] };
+  /** Writes the backfill and its runs in one transaction; `runs` are their records as stored, in id order. */
+  create(b: NewBackfill, runs?: readonly NewBackfillRun[], tags?: readonly string[]): { backfill: BackfillRecord; runs: RunRecord[] };
   get(id: number): BackfillRecord | null;
   /** Newest first. */
   list(q: { job?: string }, limit: number, offset: number): Slice<BackfillRecord>;
