@@ -152,6 +152,11 @@ suite("backfills in the dashboard", () => {
     await p.goto(`${rig.d.base}/#/jobs/tick`);
     await p.getByRole("region", { name: "Backfills" }).getByRole("link", { name: `#${id}`, exact: true }).click();
     await p.waitForURL(new RegExp(`#/backfills/${id}$`));
+    // The header's Backfills lists every backfill.
+    await p.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Backfills" }).click();
+    await p.waitForURL(/#\/backfills$/);
+    await p.getByRole("link", { name: `#${id}`, exact: true }).click();
+    await p.waitForURL(new RegExp(`#/backfills/${id}$`));
 
     // The audit view: trigger `backfill` is a filter value; the trigger cell links to the backfill.
     await p.goto(`${rig.d.base}/#/audit`);

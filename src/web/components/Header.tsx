@@ -10,6 +10,7 @@ const NAV: [string, string, string][] = [
   ["upcoming", "#/upcoming", "Upcoming"],
   ["graph", "#/graph", "Graph"],
   ["audit", "#/audit", "Audit"],
+  ["backfills", "#/backfills", "Backfills"],
   ["db", "#/db/job_runs", "Database"],
   ["integrations", "#/integrations", "Integrations"],
   ["config", "#/config", "Config"],
