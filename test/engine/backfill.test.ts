@@ -6,31 +6,15 @@
  * cancel skips the waiting ones; a restart resumes without losing or doubling
  * a slot; a chain downstream runs in each slot's cycle.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EngineError } from "../../src/engine/errors.js";
 import { nextRuns } from "../../src/schedule/nextRun.js";
 import type { RunRecord } from "../../src/store/types.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits, type Kit } from "../helpers/engineKit.js";
 
-let kits: Kit[] = [];
-let dirs: string[] = [];
-afterEach(async () => {
-  for (const k of kits) await k.close({ keepDir: true });
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  kits = [];
-  dirs = [];
-});
 
-async function kit(yaml: string, dir?: string): Promise<Kit> {
-  const d = dir ?? mkdtempSync(join(tmpdir(), "svc-backfill-"));
-  if (!dir) dirs.push(d);
-  const k = await engineKit(yaml, { dir: d });
-  kits.push(k);
-  return k;
-}
+const startKit = engineKits("svc-backfill-");
+const kit = (yaml: string, dir?: string): Promise<Kit> => startKit(yaml, { dir });
 
 const by = (k: Kit, job: string) => k.runsOf(job).filter((r) => r.trigger === "backfill");
 
@@ -190,8 +174,7 @@ jobs:
     const k = await kit(yaml);
     const { backfill } = k.engine.backfill("j", { from: "2027-01-01T00:00:00Z", to: "2027-01-01T06:00:00Z", triggeredBy: "test" });
     await k.waitFor("two runs done", () => by(k, "j").filter((r) => r.status === "SUCCESS").length >= 2);
-    await k.close({ keepDir: true });
-    kits = kits.filter((x) => x !== k);
+    await startKit.stop(k);
     const again = await kit(yaml, k.dir);
     const runs = await allDone(again, "j", 6);
     expect(runs.map((r) => r.scheduled_at)).toEqual(Array.from({ length: 6 }, (_, i) => `2027-01-01T0${i}:00:00.000Z`));

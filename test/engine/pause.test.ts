@@ -1,16 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EngineError } from "../../src/engine/errors.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits } from "../helpers/engineKit.js";
 
-let kits: Kit[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const k of kits.splice(0)) await k.close({ keepDir: true });
-  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
-});
+const startKit = engineKits("svc-pause-");
 
 const yaml = `
 jobs:
@@ -26,11 +18,7 @@ jobs:
     tags: [other]
 `;
 
-async function kit(dir?: string) {
-  const k = await engineKit(yaml, dir ? { dir } : {});
-  kits.push(k);
-  return k;
-}
+const kit = (dir?: string) => startKit(yaml, { dir });
 
 describe("pause and resume", () => {
   it("a paused job is not dependency-triggered, but can still be run by hand", async () => {
@@ -57,13 +45,10 @@ describe("pause and resume", () => {
   });
 
   it("keeps the pause across a restart", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "svc-pause-"));
-    dirs.push(dir);
-    const first = await kit(dir);
+    const first = await kit();
     first.engine.pause("c");
-    await first.close({ keepDir: true });
-    kits = kits.filter((k) => k !== first);
-    const second = await kit(dir);
+    await startKit.stop(first);
+    const second = await kit(first.dir);
     expect(second.store.jobState.get("c")!.paused).toBe(1);
   });
 });

@@ -1,19 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FakeClock } from "../helpers/fakeClock.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits } from "../helpers/engineKit.js";
 
-let kits: Kit[] = [];
-let dirs: string[] = [];
-afterEach(async () => {
-  for (const k of kits) await k.close({ keepDir: true });
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  kits = [];
-  dirs = [];
-});
-
+const startKit = engineKits("svc-sched-");
 const at = (iso: string) => Date.parse(iso);
 const daily = (extra = "") => `
 jobs:
@@ -25,11 +14,8 @@ jobs:
 ${extra}`;
 
 async function kitAt(yaml: string, now: string, opts: { dir?: string; daemon?: string } = {}) {
-  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "svc-sched-"));
-  if (!opts.dir) dirs.push(dir);
   const clock = new FakeClock(at(now));
-  const kit = await engineKit(yaml, { clock, dir, daemon: opts.daemon, random: () => 0.5 });
-  kits.push(kit);
+  const kit = await startKit(yaml, { clock, dir: opts.dir, daemon: opts.daemon, random: () => 0.5 });
   return { kit, clock };
 }
 
@@ -101,12 +87,9 @@ describe("the tick", () => {
 
 describe("catch-up after a restart", () => {
   async function restart(catchup: boolean, downUntil: string) {
-    const dir = mkdtempSync(join(tmpdir(), "svc-catchup-"));
-    dirs.push(dir);
-    const first = await kitAt(daily(`    catchup: ${catchup}`), "2027-01-10T01:00:00.000Z", { dir });
-    await first.kit.close({ keepDir: true });
-    kits = kits.filter((k) => k !== first.kit);
-    return kitAt(daily(`    catchup: ${catchup}`), downUntil, { dir });
+    const first = await kitAt(daily(`    catchup: ${catchup}`), "2027-01-10T01:00:00.000Z");
+    await startKit.stop(first.kit);
+    return kitAt(daily(`    catchup: ${catchup}`), downUntil, { dir: first.kit.dir });
   }
 
   it("runs one missed slot at once inside the window", async () => {
@@ -126,12 +109,9 @@ describe("catch-up after a restart", () => {
   });
 
   it("respects a short catchup_window", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "svc-catchup-"));
-    dirs.push(dir);
-    const first = await kitAt(daily("    catchup: true"), "2027-01-10T01:00:00.000Z", { dir });
-    await first.kit.close({ keepDir: true });
-    kits = kits.filter((k) => k !== first.kit);
-    const { kit } = await kitAt(daily("    catchup: true"), "2027-01-10T04:00:00.000Z", { dir, daemon: "scheduler:\n  catchup_window: 1h\n" });
+    const first = await kitAt(daily("    catchup: true"), "2027-01-10T01:00:00.000Z");
+    await startKit.stop(first.kit);
+    const { kit } = await kitAt(daily("    catchup: true"), "2027-01-10T04:00:00.000Z", { dir: first.kit.dir, daemon: "scheduler:\n  catchup_window: 1h\n" });
     expect(kit.runsOf("nightly")).toHaveLength(0);
     expect(kit.log.entries.some((e) => e.msg.includes("outside scheduler.catchup_window"))).toBe(true);
   });

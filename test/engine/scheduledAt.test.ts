@@ -4,21 +4,11 @@
  * manual run none; jobs read it as SVC_SCHEDULED_AT and {{ run.scheduled_at }},
  * and take their params' defaults (§7.2).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FakeClock } from "../helpers/fakeClock.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits } from "../helpers/engineKit.js";
 
-let kits: Kit[] = [];
-let dirs: string[] = [];
-afterEach(async () => {
-  for (const k of kits) await k.close({ keepDir: true });
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  kits = [];
-  dirs = [];
-});
+const startKit = engineKits("svc-slot-");
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -42,12 +32,9 @@ jobs:
 `;
 
 async function kitAt(now: string, dir?: string) {
-  const d = dir ?? mkdtempSync(join(tmpdir(), "svc-slot-"));
-  if (!dir) dirs.push(d);
   const clock = new FakeClock(at(now));
-  const kit = await engineKit(YAML, { clock, dir: d, random: () => 0.5 });
-  kits.push(kit);
-  return { kit, clock, dir: d };
+  const kit = await startKit(YAML, { clock, dir, random: () => 0.5 });
+  return { kit, clock, dir: kit.dir };
 }
 
 describe("scheduled_at", () => {
@@ -75,8 +62,7 @@ describe("scheduled_at", () => {
 
   it("a catch-up run has the slot it catches up", async () => {
     const { kit, clock, dir } = await kitAt("2027-01-10T02:00:00.000Z");
-    await kit.close({ keepDir: true });
-    kits = [];
+    await startKit.stop(kit);
     clock.set(at("2027-01-10T05:00:00.000Z")); // the 02:30 slot passed while down
     const { kit: again } = await kitAt("2027-01-10T05:00:00.000Z", dir);
     const [run] = again.runsOf("extract");

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { afterEach } from "vitest";
 import { loadProject, parseDaemonText } from "../../src/config/index.js";
 import type { DaemonConfig, ProjectConfig } from "../../src/config/types.js";
 import { Engine } from "../../src/engine/engine.js";
@@ -109,4 +110,42 @@ export async function engineKit(yaml: string, opts: KitOptions = {}) {
     },
   };
   return kit;
+}
+
+/** Starts an engineKit that afterEach closes; `stop` closes one now, for a restart on its `dir`. */
+export interface KitStarter {
+  (yaml: string, opts?: KitOptions): Promise<Kit>;
+  /** Closes `kit` now and keeps its directory, so that the next start on `kit.dir` is a restart. */
+  stop(kit: Kit): Promise<void>;
+}
+
+/**
+ * The engines of one test file: each kit it starts is closed after each test,
+ * and each temp directory it made for one (`prefix` + random; none when
+ * `opts.dir` is given) is removed after its kits are closed.
+ */
+export function engineKits(prefix = "svc-engine-"): KitStarter {
+  const open = new Set<Kit>();
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const k of open) await k.close({ keepDir: true });
+    open.clear();
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  const start = async (yaml: string, opts: KitOptions = {}): Promise<Kit> => {
+    let dir = opts.dir;
+    if (dir === undefined) {
+      dir = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(dir);
+    }
+    const kit = await engineKit(yaml, { ...opts, dir });
+    open.add(kit);
+    return kit;
+  };
+  return Object.assign(start, {
+    async stop(kit: Kit): Promise<void> {
+      open.delete(kit);
+      await kit.close({ keepDir: true });
+    },
+  });
 }
