@@ -1,19 +1,10 @@
 /** non_runs: traces of runs that did not happen, on a real database file. */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Store } from "./api.js";
+import { describe, expect, it } from "vitest";
 import { NON_RUNS_PER_JOB } from "./nonRuns.js";
-import { open, runTo, tempDir, type TempDir } from "./testkit.js";
+import { tempStore } from "../../test/helpers/tempStore.js";
+import { runTo } from "./testkit.js";
 
-let tmp: TempDir;
-let store: Store;
-beforeEach(() => {
-  tmp = tempDir();
-  store = open(tmp.file());
-});
-afterEach(() => {
-  store.close();
-  tmp.remove();
-});
+const store = tempStore();
 
 const slot = (s: number) => new Date(Date.UTC(2026, 10, 24, 10, 0, s)).toISOString();
 const paused = (s: number) => ({ job_name: "tick", reason: "paused" as const, detail: "paused: scheduled slot skipped", slot: slot(s), at: slot(s) });

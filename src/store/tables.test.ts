@@ -1,21 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Store } from "./api.js";
+import { describe, expect, it } from "vitest";
 import { MIGRATIONS } from "./migrations/index.js";
 import { ConflictError, InvalidQueryError, NotFoundError } from "./errors.js";
-import { open, runTo, tempDir } from "./testkit.js";
-import type { TempDir } from "./testkit.js";
+import { tempStore } from "../../test/helpers/tempStore.js";
+import { runTo } from "./testkit.js";
 
 const TS = "2026-11-21T10:00:00.000Z";
-let tmp: TempDir;
-let store: Store;
-beforeAll(() => {
-  tmp = tempDir();
-  store = open(tmp.file());
-});
-afterAll(() => {
-  store.close();
-  tmp.remove();
-});
+const store = tempStore("file");
 
 describe("run_outputs", () => {
   it("stores values per run and looks up the latest per cycle, never across cycles", () => {

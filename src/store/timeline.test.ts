@@ -4,10 +4,10 @@
  * (attempts.ts), on real database files.
  */
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Store } from "./api.js";
+import { describe, expect, it } from "vitest";
+import { tempStore } from "../../test/helpers/tempStore.js";
 import { InvalidQueryError } from "./errors.js";
-import { newRun, open, tempDir, type TempDir } from "./testkit.js";
+import { newRun } from "./testkit.js";
 import { TIMELINE_COLUMNS, toTimelineRun, type TimelineRun } from "./timeline.js";
 import type { AttemptSpan, RunRecord, RunStatus } from "./types.js";
 
@@ -15,17 +15,7 @@ const T0 = Date.parse("2026-11-01T00:00:00.000Z");
 const MIN = 60_000;
 const iso = (minutes: number) => new Date(T0 + minutes * MIN).toISOString();
 
-let tmp: TempDir;
-let store: Store;
-
-beforeEach(() => {
-  tmp = tempDir();
-  store = open(tmp.file());
-});
-afterEach(() => {
-  store.close();
-  tmp.remove();
-});
+const store = tempStore();
 
 /** A run that started at `start` minutes and is in `status`, finished at `end` minutes when terminal. */
 function put(job: string, status: RunStatus, start: number | null, end: number | null, created = start ?? end ?? 0): RunRecord {

@@ -12,6 +12,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
+import { standIn } from "../../helpers/standIn.js";
 import { runSvc, SVC_BIN, tempProject, type RunOptions, type RunResult, type TempProject } from "./cli.js";
 
 export interface ClientProject extends TempProject {
@@ -154,7 +155,7 @@ export async function receiver(): Promise<Receiver> {
  * failed). Given a function, a webhook receiver is started first, its URL is
  * passed in (for `notify: webhook:URL`), and it is closed after the daemon.
  * `p` and `rx` stand for the started project and receiver: use them in tests
- * and hooks (before beforeAll ran, touching them throws).
+ * and hooks (see standIn).
  */
 export function sharedDaemon(files: Record<string, string> | ((hookUrl: string) => Record<string, string>)): { p: ClientProject; rx: Receiver } {
   let project: ClientProject | undefined;
@@ -173,20 +174,6 @@ export function sharedDaemon(files: Record<string, string> | ((hookUrl: string) 
     p: standIn(() => project, "the shared project"),
     rx: standIn(() => rx, typeof files === "function" ? "the shared webhook receiver" : "a receiver (pass sharedDaemon a function of the hook URL)"),
   };
-}
-
-/** An object that forwards every read and write to `current()`, which must be set by then. */
-function standIn<T extends object>(current: () => T | undefined, what: string): T {
-  const target = (): T => {
-    const v = current();
-    if (v === undefined) throw new Error(`${what} is not started yet: use it inside tests or hooks, after beforeAll`);
-    return v;
-  };
-  return new Proxy({} as T, {
-    get: (_, key) => Reflect.get(target(), key),
-    set: (_, key, value) => Reflect.set(target(), key, value),
-    has: (_, key) => Reflect.has(target(), key),
-  });
 }
 
 /** A `svc` process running in the background (logs --tail, run --wait). */
