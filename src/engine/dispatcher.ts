@@ -71,13 +71,17 @@ export class Dispatcher {
     const now = ctx.clock.now();
     const cycles = new Map<string, RunRecord[]>();
     const ids = [...ctx.waiting.keys()].sort((a, b) => a - b);
-    // Rows are read ahead, READ_AHEAD ids a query. Whatever the pass writes besides a start (a drop,
-    // a replace, a failed dispatch) may concern the runs read ahead: they are read again after it.
+    // Rows are read ahead, READ_AHEAD ids a query; the pass's first query only about what the free
+    // pool slots can take (an end frees one slot while hundreds of triggered runs may wait: reading
+    // 64 of them for one start was most of the pass). Whatever the pass writes besides a start (a
+    // drop, a replace, a failed dispatch) may concern the runs read ahead: they are read again after it.
     let ahead = new Map<number, RunRecord>();
     let readTo = 0;
+    let queries = 0;
     const read = (i: number): RunRecord | undefined => {
       if (i >= readTo) {
-        readTo = Math.min(ids.length, i + READ_AHEAD);
+        const free = ctx.daemon.executor.poolSize - ctx.attempts.size;
+        readTo = Math.min(ids.length, i + (queries++ === 0 ? Math.min(READ_AHEAD, Math.max(FIRST_READ_MIN, 2 * free)) : READ_AHEAD));
         ahead = new Map(ctx.store.runs.getMany(ids.slice(i, readTo)).map((r) => [r.id, r]));
       }
       return ahead.get(ids[i]!);
@@ -322,3 +326,5 @@ interface Started {
 
 /** Waiting runs read per query in a dispatch pass. */
 const READ_AHEAD = 64;
+/** The least a pass's first read of waiting runs asks for (see startReady). */
+const FIRST_READ_MIN = 8;
