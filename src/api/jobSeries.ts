@@ -11,19 +11,26 @@
  * prom-client still serves everything else (the process metrics and the
  * low-cardinality svc_* metrics); `promtool check metrics` checks the whole.
  *
- * Each job's lines are kept as text between scrapes and written again only
- * when that job changed: its counter lines after one of its runs ended, a
- * gauge line when its value differs from the one written last time; each
- * family's text is kept in blocks of 32 jobs, joined again only when a job
- * of the block changed. A scrape of 1,000 jobs where a few jobs ran thus
- * builds a few strings instead of ~21,000 that all lived until the end of
+ * Each family's text is kept between scrapes in blocks of 32 jobs, and a
+ * block is written again only when one of its jobs changed: a run of it
+ * ended (its counters), a gauge value differs from the one written last
+ * time, or the block's jobs are not the same (a job came, went, or started
+ * to have a sample). A scrape of 1,000 jobs where a few jobs ran thus builds
+ * a few hundred strings instead of ~21,000 that all lived until the end of
  * the scrape (so V8's young-generation collections copied and promoted
  * them: that was most of the CPU time of a scrape), and hands ~250 flat
- * strings to the answer's buffer instead of one per sample
- * (docs/PERFORMANCE.md, Fixes, "/metrics").
+ * strings to the answer's buffer instead of one per sample. Only the
+ * blocks' text is kept, about the size of the answer (docs/PERFORMANCE.md,
+ * Fixes, "/metrics").
  */
 
-interface JobCounts {
+/** Anything a block is made of: a job's counters or gauges, and a number that changes whenever their text would. */
+interface Versioned {
+  readonly job: string;
+  version: number;
+}
+
+interface JobCounts extends Versioned {
   /** "STATUS trigger" -> runs. */
   runs: Map<string, number>;
   /** Observations per bucket (not cumulative); the last slot is +Inf. */
@@ -31,10 +38,6 @@ interface JobCounts {
   sum: number;
   count: number;
   sla: number;
-  /** The job's lines of svc_runs_total, of the duration histogram and of svc_sla_breaches_total; null once a count moved. */
-  runsText: string | null;
-  durationText: string | null;
-  slaText: string | null;
 }
 
 /** What the gauges read at scrape time, per job. */
@@ -47,14 +50,10 @@ export interface JobGauges {
   paused: boolean;
 }
 
-/** A job's gauge values as last written, and their lines ("" for a gauge with no sample). */
-interface GaugeLines extends JobGauges {
+/** A job's gauge values as last written. */
+interface GaugeEntry extends JobGauges, Versioned {
   /** The scrape that last saw the job in the project (entries of removed jobs are dropped). */
   seen: number;
-  runningText: string;
-  lastSuccessText: string;
-  nextRunText: string;
-  pausedText: string;
 }
 
 const HELP = {
@@ -67,35 +66,57 @@ const HELP = {
   paused: "1 when the job is paused, else 0.",
 };
 
-const HEAD = {
-  runs: family("svc_runs_total", "counter", HELP.runs),
-  duration: family("svc_run_duration_seconds", "histogram", HELP.duration),
-  sla: family("svc_sla_breaches_total", "counter", HELP.sla),
-  running: family("svc_runs_running", "gauge", HELP.running),
-  lastSuccess: family("svc_job_last_success_timestamp_seconds", "gauge", HELP.lastSuccess),
-  nextRun: family("svc_job_next_run_timestamp_seconds", "gauge", HELP.nextRun),
-  paused: family("svc_job_paused", "gauge", HELP.paused),
-};
-
 export class JobSeries {
   private readonly jobs = new Map<string, JobCounts>();
-  private readonly gauges = new Map<string, GaugeLines>();
+  private readonly gauges = new Map<string, GaugeEntry>();
   private readonly le: string[];
   private scrape = 0;
-  /** The gauge entries of the project's jobs in project order, refilled by each render. */
-  private readonly order: GaugeLines[] = [];
   private readonly read: JobGauges = { running: 0, lastSuccess: null, nextRun: null, paused: false };
-  /** The seven families, in the order they are written. */
-  private readonly blocks = Array.from({ length: 7 }, () => new Blocks());
+  private readonly counted: JobCounts[] = [];
+  private readonly order: GaugeEntry[] = [];
+  private readonly some: GaugeEntry[] = [];
+  private readonly families: {
+    runs: Blocks<JobCounts>;
+    duration: Blocks<JobCounts>;
+    sla: Blocks<JobCounts>;
+    running: Blocks<GaugeEntry>;
+    lastSuccess: Blocks<GaugeEntry>;
+    nextRun: Blocks<GaugeEntry>;
+    paused: Blocks<GaugeEntry>;
+  };
 
   constructor(private readonly bounds: readonly number[]) {
-    this.le = [...bounds.map(String), "+Inf"];
+    const le = (this.le = [...bounds.map(String), "+Inf"]);
+    this.families = {
+      runs: new Blocks("svc_runs_total", "counter", HELP.runs, (c) => {
+        let text = "";
+        for (const [key, n] of c.runs) {
+          const sp = key.indexOf(" ");
+          text += `svc_runs_total{job_name="${c.job}",status="${key.slice(0, sp)}",trigger="${key.slice(sp + 1)}"} ${n}\n`;
+        }
+        return text;
+      }),
+      duration: new Blocks("svc_run_duration_seconds", "histogram", HELP.duration, (c) => {
+        let text = "";
+        let cumulative = 0;
+        for (let i = 0; i < le.length; i++) {
+          cumulative += c.buckets[i]!;
+          text += `svc_run_duration_seconds_bucket{job_name="${c.job}",le="${le[i]}"} ${cumulative}\n`;
+        }
+        return `${text}svc_run_duration_seconds_sum{job_name="${c.job}"} ${c.sum}\nsvc_run_duration_seconds_count{job_name="${c.job}"} ${c.count}\n`;
+      }),
+      sla: new Blocks("svc_sla_breaches_total", "counter", HELP.sla, (c) => `svc_sla_breaches_total{job_name="${c.job}"} ${c.sla}\n`),
+      running: new Blocks("svc_runs_running", "gauge", HELP.running, (g) => `svc_runs_running{job_name="${g.job}"} ${g.running}\n`),
+      lastSuccess: new Blocks("svc_job_last_success_timestamp_seconds", "gauge", HELP.lastSuccess, (g) => `svc_job_last_success_timestamp_seconds{job_name="${g.job}"} ${g.lastSuccess}\n`),
+      nextRun: new Blocks("svc_job_next_run_timestamp_seconds", "gauge", HELP.nextRun, (g) => `svc_job_next_run_timestamp_seconds{job_name="${g.job}"} ${g.nextRun}\n`),
+      paused: new Blocks("svc_job_paused", "gauge", HELP.paused, (g) => `svc_job_paused{job_name="${g.job}"} ${g.paused ? 1 : 0}\n`),
+    };
   }
 
   private of(job: string): JobCounts {
     let c = this.jobs.get(job);
     if (!c) {
-      c = { runs: new Map(), buckets: new Array<number>(this.le.length).fill(0), sum: 0, count: 0, sla: 0, runsText: null, durationText: null, slaText: null };
+      c = { job, version: 0, runs: new Map(), buckets: new Array<number>(this.le.length).fill(0), sum: 0, count: 0, sla: 0 };
       this.jobs.set(job, c);
     }
     return c;
@@ -105,20 +126,19 @@ export class JobSeries {
     const c = this.of(job);
     const key = `${status} ${trigger}`;
     c.runs.set(key, (c.runs.get(key) ?? 0) + 1);
-    c.runsText = null;
+    c.version++;
     if (durationS === null) return;
     let i = 0;
     while (i < this.bounds.length && durationS > this.bounds[i]!) i++;
     c.buckets[i]!++;
     c.sum += durationS;
     c.count++;
-    c.durationText = null;
   }
 
   slaBreach(job: string): void {
     const c = this.of(job);
     c.sla++;
-    c.slaText = null;
+    c.version++;
   }
 
   /** Drops the counters of every job not in `keep` (a reload removed them); render drops their gauges. */
@@ -127,50 +147,27 @@ export class JobSeries {
   }
 
   /**
-   * The text of every per-job family: counters from the maps, gauges of the
-   * project's `jobs` (in that order) from `gauge`, which fills the object it
-   * is given with one job's values. Returns the pieces, to be joined.
+   * The text of every per-job family: counters from the maps (jobs in the
+   * order they were first counted), gauges of the project's `jobs` (in that
+   * order) from `gauge`, which fills the object it is given with one job's
+   * values. Returns the pieces, to be joined.
    */
   render(jobs: Iterable<string>, gauge: (job: string, into: JobGauges) => void): string[] {
-    const [runs, duration, sla, running, lastSuccess, nextRun, paused] = this.blocks;
+    const f = this.families;
     const out: string[] = [];
-    const pieces: string[] = [];
-    for (const [job, c] of this.jobs) {
-      if (c.runsText === null) {
-        let text = "";
-        for (const [key, n] of c.runs) {
-          const sp = key.indexOf(" ");
-          text += `svc_runs_total{job_name="${job}",status="${key.slice(0, sp)}",trigger="${key.slice(sp + 1)}"} ${n}\n`;
-        }
-        c.runsText = text;
-      }
-      pieces.push(c.runsText);
-    }
-    runs!.write(out, HEAD.runs, pieces);
-    for (const [job, c] of this.jobs) {
-      if (c.count === 0) continue;
-      if (c.durationText === null) {
-        let text = "";
-        let cumulative = 0;
-        for (let i = 0; i < this.le.length; i++) {
-          cumulative += c.buckets[i]!;
-          text += `svc_run_duration_seconds_bucket{job_name="${job}",le="${this.le[i]}"} ${cumulative}\n`;
-        }
-        c.durationText = `${text}svc_run_duration_seconds_sum{job_name="${job}"} ${c.sum}\nsvc_run_duration_seconds_count{job_name="${job}"} ${c.count}\n`;
-      }
-      pieces.push(c.durationText);
-    }
-    duration!.write(out, HEAD.duration, pieces);
-    for (const [job, c] of this.jobs) {
-      if (c.sla === 0) continue;
-      if (c.slaText === null) c.slaText = `svc_sla_breaches_total{job_name="${job}"} ${c.sla}\n`;
-      pieces.push(c.slaText);
-    }
-    sla!.write(out, HEAD.sla, pieces);
+    const counted = this.counted;
+    for (const c of this.jobs.values()) counted.push(c);
+    f.runs.write(out, counted);
+    counted.length = 0;
+    for (const c of this.jobs.values()) if (c.count > 0) counted.push(c);
+    f.duration.write(out, counted);
+    counted.length = 0;
+    for (const c of this.jobs.values()) if (c.sla > 0) counted.push(c);
+    f.sla.write(out, counted);
+    counted.length = 0;
 
     const scrape = ++this.scrape;
     const order = this.order;
-    order.length = 0;
     const g = this.read;
     for (const job of jobs) {
       g.running = 0;
@@ -180,77 +177,79 @@ export class JobSeries {
       gauge(job, g);
       let e = this.gauges.get(job);
       if (!e) {
-        e = { running: Number.NaN, lastSuccess: Number.NaN, nextRun: Number.NaN, paused: false, seen: 0, runningText: "", lastSuccessText: "", nextRunText: "", pausedText: "" };
+        e = { job, version: 0, seen: 0, running: g.running, lastSuccess: g.lastSuccess, nextRun: g.nextRun, paused: g.paused };
         this.gauges.set(job, e);
-        e.pausedText = `svc_job_paused{job_name="${job}"} 0\n`;
+      } else if (e.running !== g.running || e.lastSuccess !== g.lastSuccess || e.nextRun !== g.nextRun || e.paused !== g.paused) {
+        e.running = g.running;
+        e.lastSuccess = g.lastSuccess;
+        e.nextRun = g.nextRun;
+        e.paused = g.paused;
+        e.version++;
       }
       e.seen = scrape;
-      if (e.running !== g.running) {
-        e.running = g.running;
-        e.runningText = `svc_runs_running{job_name="${job}"} ${g.running}\n`;
-      }
-      if (e.lastSuccess !== g.lastSuccess) {
-        e.lastSuccess = g.lastSuccess;
-        e.lastSuccessText = g.lastSuccess === null ? "" : `svc_job_last_success_timestamp_seconds{job_name="${job}"} ${g.lastSuccess}\n`;
-      }
-      if (e.nextRun !== g.nextRun) {
-        e.nextRun = g.nextRun;
-        e.nextRunText = g.nextRun === null ? "" : `svc_job_next_run_timestamp_seconds{job_name="${job}"} ${g.nextRun}\n`;
-      }
-      if (e.paused !== g.paused) {
-        e.paused = g.paused;
-        e.pausedText = `svc_job_paused{job_name="${job}"} ${g.paused ? 1 : 0}\n`;
-      }
       order.push(e);
     }
     if (this.gauges.size > order.length) for (const [job, e] of this.gauges) if (e.seen !== scrape) this.gauges.delete(job);
 
-    for (const e of order) pieces.push(e.runningText);
-    running!.write(out, HEAD.running, pieces);
-    for (const e of order) if (e.lastSuccessText !== "") pieces.push(e.lastSuccessText);
-    lastSuccess!.write(out, HEAD.lastSuccess, pieces);
-    for (const e of order) if (e.nextRunText !== "") pieces.push(e.nextRunText);
-    nextRun!.write(out, HEAD.nextRun, pieces);
-    for (const e of order) pieces.push(e.pausedText);
-    paused!.write(out, HEAD.paused, pieces);
+    const some = this.some;
+    f.running.write(out, order);
+    for (const e of order) if (e.lastSuccess !== null) some.push(e);
+    f.lastSuccess.write(out, some);
+    some.length = 0;
+    for (const e of order) if (e.nextRun !== null) some.push(e);
+    f.nextRun.write(out, some);
+    some.length = 0;
+    f.paused.write(out, order);
+    order.length = 0;
     return out;
   }
 }
 
-/**
- * One family's text in blocks of BLOCK jobs: a block's joined text is kept
- * while its pieces are the same strings, so a scrape hands on ~30 strings per
- * family rather than one per job (and the joined text is flat: one copy into
- * the answer).
- */
+/** Jobs per block of kept text. */
 const BLOCK = 32;
 
-class Blocks {
-  private readonly pieces: string[][] = [];
+/**
+ * One family's text in blocks of BLOCK jobs. A block's text is kept while
+ * it is made of the same entries at the same versions; otherwise it is
+ * written again from them.
+ */
+class Blocks<E extends Versioned> {
+  private readonly head: string;
+  private readonly entries: E[][] = [];
+  private readonly versions: number[][] = [];
   private readonly texts: string[] = [];
 
-  /** Appends the family's header and its blocks to `out`, and empties `pieces`. */
-  write(out: string[], head: string, pieces: string[]): void {
-    out.push(head);
+  constructor(
+    name: string,
+    type: string,
+    help: string,
+    private readonly lines: (e: E) => string,
+  ) {
+    this.head = `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
+  }
+
+  /** Appends the family's header and its blocks for `list` (in order) to `out`. */
+  write(out: string[], list: readonly E[]): void {
+    out.push(this.head);
     let b = 0;
-    for (let i = 0; i < pieces.length; i += BLOCK, b++) {
-      const end = Math.min(i + BLOCK, pieces.length);
-      const kept = this.pieces[b];
+    for (let i = 0; i < list.length; i += BLOCK, b++) {
+      const end = Math.min(i + BLOCK, list.length);
+      const kept = this.entries[b];
+      const versions = this.versions[b];
       let same = kept !== undefined && kept.length === end - i;
-      for (let j = i; same && j < end; j++) same = kept![j - i] === pieces[j];
+      for (let j = i; same && j < end; j++) same = kept![j - i] === list[j] && versions![j - i] === list[j]!.version;
       if (!same) {
-        const block = pieces.slice(i, end);
-        this.pieces[b] = block;
-        this.texts[b] = block.join("");
+        const block = list.slice(i, end);
+        this.entries[b] = block;
+        this.versions[b] = block.map((e) => e.version);
+        // join makes one flat string (not a tree of the pieces): the block costs its length and is one copy when written out.
+        this.texts[b] = block.map(this.lines).join("");
       }
       out.push(this.texts[b]!);
     }
-    this.pieces.length = b;
+    this.entries.length = b;
+    this.versions.length = b;
     this.texts.length = b;
-    pieces.length = 0;
   }
 }
 
-function family(name: string, type: string, help: string): string {
-  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
-}
