@@ -6,8 +6,10 @@
 
 /**
  * The header of an audit export: CONTRACT §1's columns, then `error` (why a
- * run failed or was skipped, as the tables show it), appended so that a
- * reader of the CONTRACT columns by position is not disturbed.
+ * run failed or was skipped, as the tables show it) and CONTRACT §7.2/§7.3's
+ * `params` (JSON, secret values `***`), `scheduled_at` and `backfill_id`,
+ * appended so that a reader of the CONTRACT columns by position is not
+ * disturbed.
  */
 export const AUDIT_CSV_COLUMNS = [
   "id",
@@ -25,6 +27,9 @@ export const AUDIT_CSV_COLUMNS = [
   "hc_status",
   "cycle_id",
   "error",
+  "params",
+  "scheduled_at",
+  "backfill_id",
 ] as const;
 
 export function csvField(value: unknown): string {

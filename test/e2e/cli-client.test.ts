@@ -353,7 +353,7 @@ describe("svc audit", () => {
     expect(r.stderr).toMatch(/wrote \d+ runs to /);
     const text = readFileSync(file, "utf8");
     expect(text.split("\r\n")[0]).toBe(
-      "id,job_name,status,trigger,triggered_by,reason,attempt,started_at,finished_at,duration_ms,exit_code,sla_breached,hc_status,cycle_id,error",
+      "id,job_name,status,trigger,triggered_by,reason,attempt,started_at,finished_at,duration_ms,exit_code,sla_breached,hc_status,cycle_id,error,params,scheduled_at,backfill_id",
     );
     expect(text).toContain('"backfill, ""quoted""\nsecond line"');
     const [header, ...records] = parseCsv(text);

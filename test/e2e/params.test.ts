@@ -8,6 +8,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parseCsv } from "../../src/cli/client/csv.js";
 import { sharedDaemon, waitRun, type RunRow } from "./helpers/daemonClient.js";
 
 const YAML = `defaults:
@@ -105,6 +106,13 @@ describe("params in the views", () => {
     expect(runs).toHaveLength(1);
     expect(runs[0]!.params).toMatchObject({ day: "2031-01-01", pin: "***" });
     expect((await p.svc(["audit", "--param", "pin=987654", "--json"])).stdout).toContain('"total": 0');
+    // The CSV export: the params as JSON in their own column, the secret ***.
+    const csv = await p.svc(["audit", "--param", "day=2031-01-01", "--export", "csv"]);
+    const [header, row] = parseCsv(csv.stdout);
+    const params = JSON.parse(row![header!.indexOf("params")]!) as Record<string, unknown>;
+    expect(params).toMatchObject({ day: "2031-01-01", pin: "***" });
+    expect(row![header!.indexOf("scheduled_at")]).toBe("");
+    expect(csv.stdout).not.toContain("987654");
     const exported = await p.svc(["export"]);
     expect(exported.code).toBe(0);
     expect(exported.stdout).toContain('"day": "2031-01-01"');

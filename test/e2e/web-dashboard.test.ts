@@ -401,7 +401,7 @@ suite("dashboard against a real daemon", () => {
     const csv = readFileSync(await download.path(), "utf8");
     const lines = csv.split("\r\n");
     expect(lines[0]).toBe(
-      "id,job_name,status,trigger,triggered_by,reason,attempt,started_at,finished_at,duration_ms,exit_code,sla_breached,hc_status,cycle_id,error",
+      "id,job_name,status,trigger,triggered_by,reason,attempt,started_at,finished_at,duration_ms,exit_code,sla_breached,hc_status,cycle_id,error,params,scheduled_at,backfill_id",
     );
     expect(lines[1]).toMatch(new RegExp(`^${seeded.flaky},flaky,FAILED,manual,`));
     expect(lines.at(-1)).toBe("");

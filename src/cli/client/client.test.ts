@@ -20,12 +20,13 @@ describe("csv (RFC 4180)", () => {
     const run = {
       id: 7, job_name: "extract", status: "FAILED", trigger: "manual", triggered_by: "cli", reason: 'x, "y"\r\nz', attempt: 2,
       started_at: "2026-11-22T01:00:00.000Z", finished_at: null, duration_ms: 12, exit_code: null, sla_breached: 0, hc_status: null, cycle_id: "c", error: "timeout after 5s",
+      params: { day: "2026-11-01", pin: "***" }, scheduled_at: "2026-11-01T00:00:00.000Z", backfill_id: 3,
     } as unknown as RunRecord;
     const text = auditCsvHeader() + auditCsvRow(run);
     expect(text.endsWith("\r\n")).toBe(true);
     const [header, row] = parseCsv(text);
-    expect(header!.join(",")).toBe("id,job_name,status,trigger,triggered_by,reason,attempt,started_at,finished_at,duration_ms,exit_code,sla_breached,hc_status,cycle_id,error");
-    expect(row).toEqual(["7", "extract", "FAILED", "manual", "cli", 'x, "y"\r\nz', "2", "2026-11-22T01:00:00.000Z", "", "12", "", "0", "", "c", "timeout after 5s"]);
+    expect(header!.join(",")).toBe("id,job_name,status,trigger,triggered_by,reason,attempt,started_at,finished_at,duration_ms,exit_code,sla_breached,hc_status,cycle_id,error,params,scheduled_at,backfill_id");
+    expect(row).toEqual(["7", "extract", "FAILED", "manual", "cli", 'x, "y"\r\nz', "2", "2026-11-22T01:00:00.000Z", "", "12", "", "0", "", "c", "timeout after 5s", '{"day":"2026-11-01","pin":"***"}', "2026-11-01T00:00:00.000Z", "3"]);
   });
 });
 
