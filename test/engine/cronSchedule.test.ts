@@ -5,21 +5,13 @@
  * (no run, one INFO line, the next run shown is the next one that runs,
  * reload re-reads the calendar).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FakeClock } from "../helpers/fakeClock.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits, type Kit } from "../helpers/engineKit.js";
 
-let kits: Kit[] = [];
-let dirs: string[] = [];
-afterEach(async () => {
-  for (const k of kits) await k.close({ keepDir: true });
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  kits = [];
-  dirs = [];
-});
+const startKit = engineKits("svc-cron-");
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -36,12 +28,9 @@ ${extra}`;
 }
 
 async function kitAt(yaml: string, now: string, opts: { dir?: string; daemon?: string; files?: Record<string, string> } = {}) {
-  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "svc-cron-"));
-  if (!opts.dir) dirs.push(dir);
   const clock = new FakeClock(at(now));
-  const kit = await engineKit(yaml, { clock, dir, daemon: opts.daemon, files: opts.files, random: () => 0.5 });
-  kits.push(kit);
-  return { kit, clock, dir };
+  const kit = await startKit(yaml, { clock, dir: opts.dir, daemon: opts.daemon, files: opts.files, random: () => 0.5 });
+  return { kit, clock, dir: kit.dir };
 }
 
 const scheduled = (kit: Kit) => kit.runsOf("pulse").map((r) => r.scheduled_for);

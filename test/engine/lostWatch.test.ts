@@ -1,13 +1,9 @@
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { spawnMethod, testSeam } from "../../src/executor/posixSpawn.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits } from "../helpers/engineKit.js";
 import { describeUnless } from "../helpers/skip.js";
 
-let kits: Kit[] = [];
-afterEach(async () => {
-  for (const k of kits) await k.close();
-  kits = [];
-});
+const startKit = engineKits();
 
 const binding = {
   missing: spawnMethod === "posix_spawn" ? null : "needs the posix_spawn binding (Linux, built by npm install; not under SVC_SPAWN=fork): the pidfd watch is its own",
@@ -15,8 +11,7 @@ const binding = {
 
 describeUnless(binding, "a run whose process can no longer be watched", () => {
   it("ends FAILED at once with the reason in its error and its log, instead of staying RUNNING", async () => {
-    const kit = await engineKit(`jobs:\n  long:\n    command: "echo started; sleep 60"\n    frequency: manual\n`);
-    kits.push(kit);
+    const kit = await startKit(`jobs:\n  long:\n    command: "echo started; sleep 60"\n    frequency: manual\n`);
     testSeam.failNextExitWatch();
     const run = kit.engine.runNow("long", { triggeredBy: "test" });
     const ended = await kit.waitRun(run.id, ["FAILED", "SUCCESS"], 10_000);

@@ -1,28 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { failNextCommit } from "../../src/store/testkit.js";
 import { FakeClock } from "../helpers/fakeClock.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits } from "../helpers/engineKit.js";
 
-let kits: Kit[] = [];
-let dirs: string[] = [];
-afterEach(async () => {
-  for (const k of kits) await k.close({ keepDir: true });
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  kits = [];
-  dirs = [];
-});
+const startKit = engineKits("svc-sched-commit-");
 
 const at = (iso: string) => Date.parse(iso);
 
 async function kitAt(yaml: string, now: string) {
-  const dir = mkdtempSync(join(tmpdir(), "svc-sched-commit-"));
-  dirs.push(dir);
   const clock = new FakeClock(at(now));
-  const kit = await engineKit(yaml, { clock, dir, random: () => 0.5 });
-  kits.push(kit);
+  const kit = await startKit(yaml, { clock, random: () => 0.5 });
   return { kit, clock };
 }
 
@@ -57,12 +44,10 @@ describe("the scheduler announces a run only after its transaction commits", () 
   it("a catch-up at startup whose COMMIT fails emits nothing and logs nothing of the catch-up", async () => {
     const yaml = `jobs:\n  nightly:\n    command: "echo tick"\n    frequency: daily\n    time: "0230"\n    timezone: UTC\n    catchup: true\n`;
     const { kit } = await kitAt(yaml, "2027-01-10T02:29:59.000Z");
-    await kit.close({ keepDir: true });
-    kits = [];
+    await startKit.stop(kit);
     // Restart a day later: the 02:30 slot was missed and is caught up in init's transaction.
     const clock = new FakeClock(at("2027-01-10T03:00:00.000Z"));
-    const again = await engineKit(yaml, { clock, dir: kit.dir, random: () => 0.5, start: false });
-    kits.push(again);
+    const again = await startKit(yaml, { clock, dir: kit.dir, random: () => 0.5, start: false });
     const commit = failNextCommit(again.store);
     await expect(again.engine.start()).rejects.toThrow(/FOREIGN KEY constraint failed/);
     expect(commit.failed()).toBe(1);
