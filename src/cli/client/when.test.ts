@@ -1,6 +1,6 @@
 /** parseWhen: journalctl-style times for --since/--until, with a fixed now. */
 import { describe, expect, it } from "vitest";
-import { parseWhen } from "./when.js";
+import { parseWhen, sinceUntil, WHEN_HELP } from "./when.js";
 
 const NOW = new Date("2026-11-22T10:30:00.000Z");
 
@@ -27,5 +27,19 @@ describe("parseWhen", () => {
     expect(parseWhen("2026-11-01", NOW)).toBe("2026-11-01");
     expect(parseWhen("2026-11-01T12:00:00Z", NOW)).toBe("2026-11-01T12:00:00Z");
     for (const bad of ["last tuesday", "1x", "h", "2026-13-45", ""]) expect(parseWhen(bad, NOW), bad).toBeNull();
+  });
+});
+
+describe("sinceUntil", () => {
+  const usage = (m: string) => new Error(m);
+
+  it("reads both flags with parseWhen and leaves an absent one undefined", () => {
+    expect(sinceUntil({ since: "1h", until: "2026-11-22" }, usage, NOW)).toEqual({ since: "2026-11-22T09:30:00.000Z", until: "2026-11-22" });
+    expect(sinceUntil({}, usage, NOW)).toEqual({ since: undefined, until: undefined });
+  });
+
+  it("names the flag and the value it cannot read", () => {
+    expect(() => sinceUntil({ since: "1h", until: "last tuesday" }, usage, NOW)).toThrow(`--until must be ${WHEN_HELP}, got "last tuesday"`);
+    expect(() => sinceUntil({ since: "soon" }, usage, NOW)).toThrow(/^--since must be .*, got "soon"$/);
   });
 });

@@ -29,3 +29,17 @@ export function parseWhen(text: string, now: Date): string | null {
 }
 
 export const WHEN_HELP = "an ISO date or instant, today, yesterday, now, or a time ago (1h, 30m, 2d, 1h30m ago)";
+
+/**
+ * `--since` and `--until` as parseWhen reads them (undefined when not given);
+ * a value it cannot read throws `usage("--since must be ..., got ...")`.
+ */
+export function sinceUntil(opts: { since?: string; until?: string }, usage: (message: string) => Error, now: Date): { since?: string; until?: string } {
+  const when = (flag: string, v: string | undefined): string | undefined => {
+    if (v === undefined) return undefined;
+    const at = parseWhen(v, now);
+    if (at === null) throw usage(`${flag} must be ${WHEN_HELP}, got "${v}"`);
+    return at;
+  };
+  return { since: when("--since", opts.since), until: when("--until", opts.until) };
+}

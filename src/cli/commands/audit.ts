@@ -11,7 +11,7 @@ import { auditCsvHeader, auditCsvRow } from "../client/csv.js";
 import type { DaemonClient, Query } from "../client/http.js";
 import { collectParam } from "../client/params.js";
 import { styleFor } from "../client/present.js";
-import { parseWhen, WHEN_HELP } from "../client/when.js";
+import { sinceUntil, WHEN_HELP } from "../client/when.js";
 import type { AuditAnswer, RunRecord } from "../client/types.js";
 import type { CliContext } from "../context.js";
 import { printJson, printLine, UsageError } from "../output.js";
@@ -72,15 +72,7 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
   for (const p of opts.param ?? []) {
     if (!/^[a-z_][a-z0-9_]*=/.test(p)) throw usage(`--param takes name=value with a param name like day or max_rows, got "${p}"`);
   }
-  const now = new Date();
-  const when = (flag: string, v: string | undefined): string | undefined => {
-    if (v === undefined) return undefined;
-    const at = parseWhen(v, now);
-    if (at === null) throw usage(`${flag} must be ${WHEN_HELP}, got "${v}"`);
-    return at;
-  };
-  const since = when("--since", opts.since);
-  const until = when("--until", opts.until);
+  const { since, until } = sinceUntil(opts, usage, new Date());
   const limit = opts.limit === undefined ? undefined : count("--limit", opts.limit, 1);
   const offset = count("--offset", opts.offset ?? "0", 0);
 

@@ -4,7 +4,7 @@ import { clientFor } from "../client/index.js";
 import { forJob, jobPath } from "../client/jobs.js";
 import { cell, duration, localTime, statusText, styleFor, table, type Style } from "../client/present.js";
 import type { AuditAnswer, JobDetail, RunRecord } from "../client/types.js";
-import { parseWhen, WHEN_HELP } from "../client/when.js";
+import { sinceUntil, WHEN_HELP } from "../client/when.js";
 import type { CliContext } from "../context.js";
 import { printJson, printLine, UsageError } from "../output.js";
 
@@ -24,15 +24,7 @@ export function register(program: Command, ctx: CliContext): void {
       const usage = (m: string) => new UsageError(m, "see 'svc history --help'");
       const n = Number(opts.last);
       if (!/^[0-9]+$/.test(opts.last) || n < 1 || n > MAX_LAST) throw usage(`--last must be an integer from 1 to ${MAX_LAST}, got "${opts.last}"`);
-      const now = new Date();
-      const when = (flag: string, v: string | undefined) => {
-        if (v === undefined) return undefined;
-        const at = parseWhen(v, now);
-        if (at === null) throw usage(`${flag} must be ${WHEN_HELP}, got "${v}"`);
-        return at;
-      };
-      const since = when("--since", opts.since);
-      const until = when("--until", opts.until);
+      const { since, until } = sinceUntil(opts, usage, new Date());
       const client = await clientFor(cmd, ctx);
       // The job's runs, checked against svc.yaml first (an unknown job is named as such).
       const detail = await forJob(job, () => client.get<JobDetail>(jobPath(job), { runs: since || until ? 0 : n, next: 0 }));
