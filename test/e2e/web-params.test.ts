@@ -78,6 +78,25 @@ suite("the run dialog's params form", () => {
     await page.goto(`${rig.d.base}/#/runs/${run.id}`);
     await poll(() => page.locator("[data-run-params]").textContent()).toContain("incremental");
     expect(await page.content()).not.toContain("tok-typed-77c1");
+
+    // "Run again…" starts from this run's values (the secret one empty: its default is used).
+    await page.getByRole("button", { name: /^run again…$/i }).click();
+    const again = page.getByRole("dialog", { name: "Run report now" });
+    await poll(() => again.locator("#param-day").inputValue()).toBe("2026-11-01");
+    expect(await again.locator("#param-limit").inputValue()).toBe("25");
+    expect(await again.locator("#param-dry").isChecked()).toBe(true);
+    expect(await again.locator("#param-mode").inputValue()).toBe("incremental");
+    expect(await again.locator("#param-token").inputValue()).toBe("");
+    expect(await again.locator("[data-run-again]").textContent()).toContain(`run #${run.id}`);
+    await again.locator("#param-limit").fill("30");
+    await again.getByRole("button", { name: /^run now$/i }).click();
+    const second = await until("the second run", async () => {
+      const r = await rig.d.api<{ runs: { id: number; status: string; params: Record<string, unknown> }[] }>("GET", "/api/audit?job=report");
+      return r.body.runs.find((x) => x.id !== run.id && x.status === "SUCCESS");
+    });
+    expect(second.params).toEqual({ day: "2026-11-01", limit: 30, dry: true, mode: "incremental", token: "***" });
+    const log2 = await rig.d.api<{ lines: { line: string }[] }>("GET", `/api/runs/${second.id}/logs`);
+    expect(log2.body.lines.map((l) => l.line).join("\n")).toContain(`limit=30 dry=true mode=incremental token_md5=${createHash("md5").update("tok-default-9f3a").digest("hex").slice(0, 12)}`);
     await context.close();
   });
 });

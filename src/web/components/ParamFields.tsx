@@ -16,9 +16,11 @@ export type ParamInputs = Record<string, string | boolean>;
 
 /**
  * The job's param declarations (GET /api/jobs/:name) and the form's inputs, reset when the job
- * changes; null job: none.
+ * changes; null job: none. `from`: values to start with instead of the defaults (a run's
+ * params, for "Run again"); a secret one arrives as *** and is left empty.
  */
-export function useParamForm(job: string | null) {
+export function useParamForm(job: string | null, from?: Record<string, string | number | boolean | null>) {
+  const fromKey = from ? JSON.stringify(from) : "";
   const [decls, setDecls] = useState<Record<string, ParamDecl>>({});
   const [inputs, setInputs] = useState<ParamInputs>({});
   useEffect(() => {
@@ -32,13 +34,13 @@ export function useParamForm(job: string | null) {
         if (!live) return;
         const p = r.job.params ?? {};
         setDecls(p);
-        setInputs(initialInputs(p));
+        setInputs(initialInputs(p, from));
       })
       .catch(() => undefined); // the POST itself reports what is wrong
     return () => {
       live = false;
     };
-  }, [job]);
+  }, [job, fromKey]);
   return {
     decls,
     inputs,
@@ -49,11 +51,12 @@ export function useParamForm(job: string | null) {
 }
 
 /** What the form starts with: each default (a secret one stays empty: its value is not shown). */
-export function initialInputs(decls: Record<string, ParamDecl>): ParamInputs {
+export function initialInputs(decls: Record<string, ParamDecl>, from?: Record<string, string | number | boolean | null>): ParamInputs {
   const out: ParamInputs = {};
   for (const [name, d] of Object.entries(decls)) {
-    if (d.type === "boolean") out[name] = d.default === true;
-    else out[name] = d.default === null || d.secret ? "" : String(d.default);
+    const start = from && name in from && !d.secret ? from[name] : d.default;
+    if (d.type === "boolean") out[name] = start === true;
+    else out[name] = start === null || start === undefined || d.secret ? "" : String(start);
   }
   return out;
 }

@@ -15,9 +15,20 @@ const MAX_REASON = 500;
  * params as a form built from its declaration (CONTRACT §7.2); the daemon's validation messages
  * show beside their fields.
  */
-export function RunDialog({ job, onClose, onStarted }: { job: string | null; onClose: () => void; onStarted?: (r: StartedRun) => void }) {
+export function RunDialog({
+  job,
+  onClose,
+  onStarted,
+  from,
+}: {
+  job: string | null;
+  onClose: () => void;
+  onStarted?: (r: StartedRun) => void;
+  /** "Run again": start from this run's params instead of the defaults (secret ones are typed again). */
+  from?: { id: number; params: Record<string, string | number | boolean | null> };
+}) {
   const [reason, setReason] = useState("");
-  const form = useParamForm(job);
+  const form = useParamForm(job, from?.params);
   const action = useAction((name: string, text: string) => {
     const body: Record<string, unknown> = text.trim() ? { reason: text.trim() } : {};
     if (form.has) body.params = form.body();
@@ -45,6 +56,12 @@ export function RunDialog({ job, onClose, onStarted }: { job: string | null; onC
           close();
         }}
       >
+        {from && form.has && (
+          <p class="hint" data-run-again>
+            The values of run #{from.id}.
+            {Object.values(form.decls).some((d) => d.secret) && " A secret param is not shown: type it again, or its default is used."}
+          </p>
+        )}
         <ParamFields decls={form.decls} inputs={form.inputs} errors={errors} onChange={form.set} />
         <label class="field">
           Reason (optional)

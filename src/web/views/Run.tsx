@@ -11,6 +11,7 @@ import { Time } from "../components/Time.js";
 import { Table } from "../components/Table.js";
 import { JobActions } from "../components/JobActions.js";
 import { ParamValues } from "../components/ParamValues.js";
+import { RunDialog } from "../components/RunDialog.js";
 import { LogView } from "./LogView.js";
 import { CycleRuns } from "./CycleRuns.js";
 
@@ -82,6 +83,7 @@ function Record({ run }: { run: RunRecord }) {
 
 export function RunView({ id }: { id: number }) {
   const [poll, setPoll] = useState(2000);
+  const [again, setAgain] = useState(false);
   const run = useApi<RunRecord>(`api/runs/${seg(id)}`, poll);
   const data = run.data;
   // Once terminal the record no longer changes: stop polling it.
@@ -98,7 +100,13 @@ export function RunView({ id }: { id: number }) {
               <h1>Run #{r.id}</h1>
               <RunStatusBadge status={r.status} />
               <span class="sub">{r.job_name}</span>
+              <div class="head-actions">
+                <button type="button" onClick={() => setAgain(true)} title="A new manual run of the job, starting from this run's params">
+                  Run again…
+                </button>
+              </div>
             </div>
+            <RunDialog job={again ? r.job_name : null} from={{ id: r.id, params: r.params }} onClose={() => setAgain(false)} />
             <JobActions
               job={r.job_name}
               allowed={{
