@@ -5,6 +5,7 @@ import { parseCron, parseEvery } from "../src/config/cron.js";
 import { plan, type ScheduleEntry } from "../src/engine/planner.js";
 import { nextRun, nextSlot } from "../src/schedule/nextRun.js";
 import type { BenchResult, BenchSection } from "./types.js";
+import { mulberry32 } from "../test/helpers/mulberry32.js";
 
 /**
  * Cost of `nextRun` at daemon startup, where every job's next run is computed
@@ -49,24 +50,12 @@ const SIZES: Array<[size: number, batches: number]> = [
 const TARGET_X_OFFSET = 5;
 const WINDOW_DAYS = 42;
 
-/** Deterministic PRNG (mulberry32) so every run benchmarks the same specs. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function pick<T>(r: () => number, items: readonly T[]): T {
   return items[Math.floor(r() * items.length)]!;
 }
 
 function makeSpecs(count: number, seed: number): ScheduleSpec[] {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   const specs: ScheduleSpec[] = [];
   for (let i = 0; i < count; i++) {
     const frequency = pick(r, FREQUENCIES);
@@ -134,7 +123,7 @@ const CRON_EXPRESSIONS = [
 ];
 
 function makeCronSpecs(count: number, seed: number): ScheduleSpec[] {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   return Array.from({ length: count }, () => {
     const parsed = parseCron(pick(r, CRON_EXPRESSIONS));
     if (!parsed.ok) throw new Error(parsed.message);
@@ -143,7 +132,7 @@ function makeCronSpecs(count: number, seed: number): ScheduleSpec[] {
 }
 
 function makeDailySpecs(count: number, seed: number): ScheduleSpec[] {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   return Array.from({ length: count }, () => ({
     frequency: "daily" as const,
     time: { hour: Math.floor(r() * 24), minute: Math.floor(r() * 60) },
@@ -206,7 +195,7 @@ function median(list: number[]): number {
 function everyMinuteTick(): BenchResult {
   const parsed = parseEvery("1m");
   if (!parsed.ok) throw new Error(parsed.message);
-  const r = rng(11);
+  const r = mulberry32(11);
   const specs = Array.from({ length: 1_000 }, () => ({
     frequency: "every" as const,
     time: null,

@@ -10,6 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { JobSeries, type JobGauges } from "./jobSeries.js";
 import { DURATION_BUCKETS } from "./metrics.js";
+import { mulberry32 } from "../../test/helpers/mulberry32.js";
 
 /** The reference: every sample from the model, nothing kept. */
 interface Model {
@@ -52,18 +53,6 @@ function reference(m: Model, order: readonly string[]): string {
   return `${out.join("\n")}\n`;
 }
 
-/** mulberry32: a seeded generator, so a failure names the seed that shows it. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function render(series: JobSeries, m: Model, order: readonly string[]): string {
   return series
     .render(order, (job, into) => {
@@ -79,7 +68,7 @@ function render(series: JobSeries, m: Model, order: readonly string[]): string {
 describe("JobSeries", () => {
   it("writes the same text as a plain renderer after every step of random runs, gauges and reloads", () => {
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
-      const r = rng(seed);
+      const r = mulberry32(seed);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
       // More jobs than one block of text (32), so blocks move as jobs come and go.
       const all = Array.from({ length: 80 }, (_, i) => `job-${i}.x_y`);

@@ -2,18 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { DateTime, IANAZone } from "luxon";
 import { describe, expect, it } from "vitest";
 import { ZoneInfo } from "./zone.js";
-
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from "../../test/helpers/mulberry32.js";
 
 /** Offset changes (epoch s, new offset s) from a TZif file's 64-bit section (RFC 8536). */
 function tzifChanges(file: string): Array<[number, number]> {
@@ -40,7 +29,7 @@ const TO = Date.UTC(2040, 0, 1);
 
 describe("ZoneInfo: the memo agrees with luxon", () => {
   it("offsets at random instants 1970-2040 in every zone the runtime knows", () => {
-    const random = rng(7);
+    const random = mulberry32(7);
     const mismatches: string[] = [];
     for (const name of Intl.supportedValuesOf("timeZone")) {
       const zone = new ZoneInfo(name);
@@ -99,7 +88,7 @@ describe("ZoneInfo: the memo agrees with luxon", () => {
   });
 
   it("abbreviations are luxon's offsetNameShort in the first locale that has letters for the zone", () => {
-    const random = rng(11);
+    const random = mulberry32(11);
     // One ZoneInfo per zone over many days: the locale remembered per offset must give the same
     // names as a full search, for zones with letters and for zones without any (Tokyo, Sao Paulo...).
     const zones = ["America/New_York", "America/Los_Angeles", "Europe/Berlin", "Europe/London", "Asia/Kolkata", "Australia/Lord_Howe", "UTC", "Pacific/Honolulu"];

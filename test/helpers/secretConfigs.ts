@@ -12,6 +12,7 @@
  */
 import fc from "fast-check";
 import * as Y from "yaml";
+import { mulberry32 } from "./mulberry32.js";
 
 export const MARK = "ZQX";
 
@@ -67,20 +68,8 @@ export function configArb(opts: GenerateOptions = {}): fc.Arbitrary<GeneratedCon
   return shapeArb.map((s) => render(s, opts));
 }
 
-/** mulberry32: the form choices of one config come from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function render(shape: Shape, opts: GenerateOptions): GeneratedConfig {
-  const rnd = prng(shape.seed);
+  const rnd = mulberry32(shape.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const secrets: string[] = [];
   let n = 0;

@@ -1,0 +1,16 @@
+/**
+ * mulberry32: a small seeded generator of numbers in [0, 1), for tests and
+ * benchmarks that must draw the same values from the same seed (a failure
+ * names its seed; a benchmark measures the same specs every run). For a
+ * test's printed, replayable seed see seed.ts.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
