@@ -1,17 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Store } from "./api.js";
-import { open, runTo, tempDir, type TempDir } from "./testkit.js";
+import { describe, expect, it } from "vitest";
+import { tempStore } from "../../test/helpers/tempStore.js";
+import { runTo } from "./testkit.js";
 
-let tmp: TempDir;
-let store: Store;
-beforeAll(() => {
-  tmp = tempDir();
-  store = open(tmp.file());
-});
-afterAll(() => {
-  store.close();
-  tmp.remove();
-});
+const store = tempStore("file");
 
 describe("backfills.create", () => {
   it("returns each run's record exactly as runs.getMany reads it back (params masked, tags, slots, claims), each its own object", () => {

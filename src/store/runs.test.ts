@@ -1,21 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "./api.js";
+import { tempStore } from "../../test/helpers/tempStore.js";
 import { DuplicateSlotError, InvalidQueryError, NotFoundError, TransitionError } from "./errors.js";
-import { newRun, open, runTo, tempDir } from "./testkit.js";
-import type { TempDir } from "./testkit.js";
+import { newRun, open, runTo, tempDir, type TempDir } from "./testkit.js";
 import type { RunRecord, RunStatus } from "./types.js";
 import { MAX_OFFSET, MAX_PAGE, RUN_STATUSES } from "./types.js";
 
-let tmp: TempDir;
-let store: Store;
-beforeAll(() => {
-  tmp = tempDir();
-  store = open(tmp.file());
-});
-afterAll(() => {
-  store.close();
-  tmp.remove();
-});
+const store = tempStore("file");
 
 describe("runs: create, transition, update", () => {
   it("creates a PENDING run with defaults and reads it back", () => {
