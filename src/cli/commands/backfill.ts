@@ -16,6 +16,7 @@ import { paramOptions, paramsFor, type ParamOpts } from "../client/params.js";
 import { styleFor, table } from "../client/present.js";
 import type { CliContext } from "../context.js";
 import { CliError, printJson, printLine, processOutput, UsageError } from "../output.js";
+import type { BackfillPlan } from "../../engine/backfill.js";
 import { parseInstant } from "../../shared/instant.js";
 
 const POLL_MS = 500;
@@ -34,14 +35,8 @@ interface Backfill {
   parallel: number;
 }
 
-interface PlannedSlot {
-  utc: string;
-  local: string;
-  note: string | null;
-  excluded: string | null;
-  existing_run: number | null;
-  will_run: boolean;
-}
+/** A dry run's answer: the engine's plan without its params. */
+type PlanShown = Pick<BackfillPlan, "job" | "timezone" | "slots" | "runs">;
 
 interface BackfillOpts extends ParamOpts {
   from?: string;
@@ -142,7 +137,7 @@ async function backfill(ctx: CliContext, cmd: Command, job: string, opts: Backfi
   const res = await forJob(job, () => client.post<Record<string, unknown>>(jobPath(job, "/backfill"), body));
   if (opts.dryRun) {
     if (opts.json) return printJson(ctx.output, res);
-    return printPlan(ctx, res as unknown as { job: string; timezone: string; slots: PlannedSlot[]; runs: number });
+    return printPlan(ctx, res as unknown as PlanShown);
   }
   const started = res as unknown as { backfill_id: number; slots: number; runs: number; existing: number; excluded: number; backfill: Backfill };
   if (!opts.wait) {
@@ -159,7 +154,7 @@ function startedLine(job: string, s: { backfill_id: number; slots: number; runs:
 }
 
 /** The dry run: one line per slot, as svc next prints them, with what the backfill does. */
-function printPlan(ctx: CliContext, plan: { job: string; timezone: string; slots: PlannedSlot[]; runs: number }): void {
+function printPlan(ctx: CliContext, plan: PlanShown): void {
   for (const s of plan.slots) {
     const what = s.will_run
       ? s.existing_run === null
