@@ -16,6 +16,10 @@ import { engineKits, type Kit } from "../helpers/engineKit.js";
 const startKit = engineKits("svc-backfill-");
 const kit = (yaml: string, dir?: string): Promise<Kit> => startKit(yaml, { dir });
 
+/** svc.yaml with one hourly job `j` in UTC running `command`, and `extra` lines of it (`key: value`). */
+const hourlyJob = (command: string, ...extra: string[]) =>
+  `jobs:\n  j:\n    command: ${command}\n    frequency: hourly\n    timezone: UTC\n${extra.map((line) => `    ${line}\n`).join("")}`;
+
 const by = (k: Kit, job: string) => k.runsOf(job).filter((r) => r.trigger === "backfill");
 
 async function allDone(k: Kit, job: string, n: number, ms = 30_000): Promise<RunRecord[]> {
@@ -71,14 +75,7 @@ describe("backfill", () => {
   });
 
   it("waits while another run of the job is RUNNING (never SKIPPED by forbid), then runs", async () => {
-    const k = await kit(`
-jobs:
-  j:
-    command: sleep 0.6
-    frequency: hourly
-    timezone: UTC
-    concurrency: forbid
-`);
+    const k = await kit(hourlyJob("sleep 0.6", "concurrency: forbid"));
     const manual = k.engine.runNow("j", { triggeredBy: "test" });
     await k.waitRun(manual.id, ["RUNNING"]);
     k.engine.backfill("j", { from: "2027-01-01T00:00:00Z", to: "2027-01-01T02:00:00Z", triggeredBy: "test" });
@@ -90,13 +87,7 @@ jobs:
   });
 
   it("parallel 2: two at once, never three", async () => {
-    const k = await kit(`
-jobs:
-  j:
-    command: sleep 0.3
-    frequency: hourly
-    timezone: UTC
-`);
+    const k = await kit(hourlyJob("sleep 0.3"));
     let running = 0;
     let most = 0;
     k.bus.on("run:status", ({ run, from }) => {
@@ -114,13 +105,7 @@ jobs:
   });
 
   it("leaves slots that have a run alone; rerun runs them again; dry_run says which", async () => {
-    const k = await kit(`
-jobs:
-  j:
-    command: "true"
-    frequency: hourly
-    timezone: UTC
-`);
+    const k = await kit(hourlyJob('"true"'));
     const range = { from: "2027-01-01T00:00:00Z", to: "2027-01-01T03:00:00Z", triggeredBy: "test" };
     const first = k.engine.backfill("j", { ...range, to: "2027-01-01T02:00:00Z" });
     await allDone(k, "j", 2);
@@ -145,13 +130,7 @@ jobs:
   });
 
   it("cancel: the waiting runs end SKIPPED (backfill cancelled), the running one finishes", async () => {
-    const k = await kit(`
-jobs:
-  j:
-    command: sleep 0.5
-    frequency: hourly
-    timezone: UTC
-`);
+    const k = await kit(hourlyJob("sleep 0.5"));
     const { backfill } = k.engine.backfill("j", { from: "2027-01-01T00:00:00Z", to: "2027-01-01T05:00:00Z", triggeredBy: "test" });
     const running = await k.waitFor("the first run to start", () => by(k, "j").find((r) => r.status === "RUNNING"));
     const { skipped, backfill: after } = k.engine.cancelBackfill(backfill!.id, { by: "test" });
@@ -164,13 +143,7 @@ jobs:
   });
 
   it("a restart mid-backfill resumes it: every slot ends with exactly one run", async () => {
-    const yaml = `
-jobs:
-  j:
-    command: sleep 0.2
-    frequency: hourly
-    timezone: UTC
-`;
+    const yaml = hourlyJob("sleep 0.2");
     const k = await kit(yaml);
     const { backfill } = k.engine.backfill("j", { from: "2027-01-01T00:00:00Z", to: "2027-01-01T06:00:00Z", triggeredBy: "test" });
     await k.waitFor("two runs done", () => by(k, "j").filter((r) => r.status === "SUCCESS").length >= 2);
