@@ -7,6 +7,7 @@
  * restart end every slot with exactly one run.
  */
 import { describe, expect, it } from "vitest";
+import { EXTRACT_TRANSFORM_JOBS } from "../helpers/backfillJobs.js";
 import { alive, sharedDaemon, until, type RunRow } from "./helpers/daemonClient.js";
 
 const YAML = `jobs:
@@ -16,16 +17,7 @@ const YAML = `jobs:
     time: "0230"
     timezone: America/New_York
     concurrency: forbid
-  extract:
-    command: printf '{"day":"%s"}\\n' "$SVC_SCHEDULED_AT"
-    frequency: daily
-    time: "0100"
-    timezone: UTC
-    output: {day: "json_field:day"}
-  transform:
-    command: echo "transform of {{ outputs.extract.day }} at $SVC_SCHEDULED_AT"
-    frequency: after:extract
-  slow:
+${EXTRACT_TRANSFORM_JOBS}  slow:
     command: sleep 0.4
     frequency: hourly
     timezone: UTC

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { EngineError } from "../../src/engine/errors.js";
 import { nextRuns } from "../../src/schedule/nextRun.js";
 import type { RunRecord } from "../../src/store/types.js";
+import { EXTRACT_TRANSFORM_JOBS } from "../helpers/backfillJobs.js";
 import { engineKits, type Kit } from "../helpers/engineKit.js";
 
 
@@ -156,18 +157,7 @@ describe("backfill", () => {
   });
 
   it("extract -> transform over 5 days: 5 cycles, each transform sees its own extract's output and slot", async () => {
-    const k = await kit(`
-jobs:
-  extract:
-    command: printf '{"day":"%s"}\\n' "$SVC_SCHEDULED_AT"
-    frequency: daily
-    time: "0100"
-    timezone: UTC
-    output: {day: "json_field:day"}
-  transform:
-    command: echo "transform of {{ outputs.extract.day }} at $SVC_SCHEDULED_AT"
-    frequency: after:extract
-`);
+    const k = await kit(`jobs:\n${EXTRACT_TRANSFORM_JOBS}`);
     k.engine.backfill("extract", { from: "2027-01-01", to: "2027-01-06", triggeredBy: "test" });
     await allDone(k, "extract", 5);
     const transforms = await k.waitFor("5 transforms", () => {
