@@ -17,18 +17,23 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(at, fn) {
     let handle: NodeJS.Timeout | null = null;
-    const arm = () => {
+    // Long timers are re-armed in steps: Node clamps delays above 2^31-1 ms,
+    // and the system clock may move while we sleep. A timer is also re-armed
+    // when it fires before `at` by the wall clock: Node counts a delay from
+    // the event loop's cached millisecond, so about 2 in 100 timers fire up
+    // to a millisecond early, and a tick run then would see a slot due at
+    // `at` as not yet due and start it a whole second late. `fn` is always
+    // called from a timer, never from inside setTimer.
+    const arm = (fromTimer: boolean) => {
       const delay = at - Date.now();
-      // Long timers are re-armed in steps: Node clamps delays above 2^31-1 ms,
-      // and the system clock may move while we sleep.
-      if (delay > 60_000) {
-        handle = setTimeout(arm, 60_000);
-      } else {
-        handle = setTimeout(fn, Math.max(0, delay));
+      if (fromTimer && delay <= 0) {
+        fn();
+        return;
       }
+      handle = setTimeout(() => arm(true), Math.min(Math.max(0, delay), 60_000));
       handle.unref?.();
     };
-    arm();
+    arm(false);
     return {
       cancel() {
         if (handle) clearTimeout(handle);
