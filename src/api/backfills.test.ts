@@ -5,9 +5,7 @@
  * POST /api/jobs/**. Answers are checked against the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { memoryLogger } from "../shared/logger.js";
-import { Authenticator } from "./auth/authenticator.js";
-import { apiKit, type ApiKit, type HttpResult, type Json } from "./testkit.js";
+import { roleKit, type Json, type RoleKit } from "./testkit.js";
 
 const SVC = `
 defaults:
@@ -35,34 +33,26 @@ const DAEMON = `auth:
 `;
 const TOKENS = { admin: "tok-admin-1", viewer: "tok-viewer-2", operator: "tok-operator-3", "jobs-only": "tok-jobs-4" };
 
-let k: ApiKit;
+let k: RoleKit<keyof typeof TOKENS>;
 beforeAll(async () => {
-  const auth = new Authenticator(memoryLogger());
-  k = await apiKit(SVC, { daemon: DAEMON, auth, files: { tokens: Object.entries(TOKENS).map(([role, t]) => `${t} ${role}`).join("\n") + "\n" } });
-  await k.get("/api/status"); // the kit reads /api/openapi.json once, before auth is on
-  const r = auth.configure(k.deps.daemonConfig().auth);
-  if (!r.ok) throw new Error(r.error);
+  k = await roleKit(SVC, DAEMON, TOKENS);
 });
 afterAll(async () => {
   await k?.close();
 });
 
-function as(role: keyof typeof TOKENS, method: string, path: string, body?: unknown): Promise<HttpResult<Json>> {
-  return k.request(method, path, { headers: { authorization: `Bearer ${TOKENS[role]}` }, ...(body === undefined ? {} : { body }) });
-}
-
 describe("POST /api/jobs/:name/backfill", () => {
   it("dry_run lists the slots and creates nothing", async () => {
-    const r = await as("operator", "POST", "/api/jobs/hourly/backfill", { from: "2027-01-01T00:00:00Z", to: "2027-01-01T03:00:00Z", dry_run: true });
+    const r = await k.as("operator", "POST", "/api/jobs/hourly/backfill", { from: "2027-01-01T00:00:00Z", to: "2027-01-01T03:00:00Z", dry_run: true });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ job: "hourly", timezone: "UTC", from: "2027-01-01T00:00:00.000Z", to: "2027-01-01T03:00:00.000Z", runs: 3 });
     expect(r.body.slots.map((s: Json) => s.utc)).toEqual(["2027-01-01T00:00:00.000Z", "2027-01-01T01:00:00.000Z", "2027-01-01T02:00:00.000Z"]);
     expect(r.body.slots[0]).toEqual({ utc: "2027-01-01T00:00:00.000Z", local: "2027-01-01T00:00:00+00:00 UTC", note: null, excluded: null, existing_run: null, will_run: true });
-    expect((await as("admin", "GET", "/api/backfills")).body.total).toBe(0);
+    expect((await k.as("admin", "GET", "/api/backfills")).body.total).toBe(0);
   });
 
   it("202: a backfill whose runs carry the slot, the params (secret ***) and trigger backfill; GET shows its progress", async () => {
-    const r = await as("operator", "POST", "/api/jobs/hourly/backfill", {
+    const r = await k.as("operator", "POST", "/api/jobs/hourly/backfill", {
       from: "2027-01-01T00:00:00Z",
       to: "2027-01-01T03:00:00Z",
       reason: "fix of 12 Jan",
@@ -77,20 +67,20 @@ describe("POST /api/jobs/:name/backfill", () => {
       return b?.done ? b : null;
     });
     expect(done.by_status).toEqual({ PENDING: 0, RUNNING: 0, SUCCESS: 3, FAILED: 0, RETRYING: 0, SKIPPED: 0 });
-    const one = await as("viewer", "GET", `/api/backfills/${id}`);
+    const one = await k.as("viewer", "GET", `/api/backfills/${id}`);
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ id, job: "hourly", from: "2027-01-01T00:00:00.000Z", to: "2027-01-01T03:00:00.000Z", total: 3, done: true, cancelled: false });
     expect(one.text).not.toContain("k-secret-9");
-    const runs = (await as("viewer", "GET", `/api/audit?backfill_id=${id}`)).body.runs as Json[];
+    const runs = (await k.as("viewer", "GET", `/api/audit?backfill_id=${id}`)).body.runs as Json[];
     expect(runs.map((x) => x.scheduled_at).sort()).toEqual(["2027-01-01T00:00:00.000Z", "2027-01-01T01:00:00.000Z", "2027-01-01T02:00:00.000Z"]);
     expect(runs.every((x) => x.trigger === "backfill" && x.params.key === "***" && x.params.region === "us")).toBe(true);
-    const byTrigger = (await as("viewer", "GET", "/api/audit?trigger=backfill")).body;
+    const byTrigger = (await k.as("viewer", "GET", "/api/audit?trigger=backfill")).body;
     expect(byTrigger.total).toBe(3);
-    const lines = (await as("viewer", "GET", `/api/runs/${runs[0].id}/logs`)).body.lines.map((l: Json) => l.line);
+    const lines = (await k.as("viewer", "GET", `/api/runs/${runs[0].id}/logs`)).body.lines.map((l: Json) => l.line);
     expect(lines).toContain(`slot ${runs[0].scheduled_at} region us key k-secret-9`);
-    const list = await as("viewer", "GET", "/api/backfills?job=hourly");
+    const list = await k.as("viewer", "GET", "/api/backfills?job=hourly");
     expect(list.body.backfills.map((b: Json) => b.id)).toEqual([id]);
-    expect((await as("viewer", "GET", "/api/backfills?job=fast")).body.total).toBe(0);
+    expect((await k.as("viewer", "GET", "/api/backfills?job=fast")).body.total).toBe(0);
   });
 
   it.each([
@@ -100,37 +90,37 @@ describe("POST /api/jobs/:name/backfill", () => {
     [{ from: "2027-01-01", to: "2027-01-02", params: { region: "mars" } }, "params.region"],
     [{ from: "2027-01-01", to: "2027-01-02", params: { nope: 1 } }, "params.nope"],
   ])("%j: 422 validation_failed at %s, nothing created", async (body, path) => {
-    const r = await as("operator", "POST", "/api/jobs/hourly/backfill", body);
+    const r = await k.as("operator", "POST", "/api/jobs/hourly/backfill", body);
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe("validation_failed");
     expect(r.body.error.details.map((d: Json) => d.path)).toEqual([path]);
   });
 
   it("over 10,000 slots: 422 at `to`; a job without a schedule: 422 at `job`; unknown job: 404", async () => {
-    const many = await as("operator", "POST", "/api/jobs/fast/backfill", { from: "2027-01-01", to: "2027-01-08" });
+    const many = await k.as("operator", "POST", "/api/jobs/fast/backfill", { from: "2027-01-01", to: "2027-01-08" });
     expect(many.status).toBe(422);
     expect(many.body.error.details[0]).toMatchObject({ path: "to", message: expect.stringMatching(/more than 10,000 slots/) });
-    const manual = await as("operator", "POST", "/api/jobs/manual/backfill", { from: "2027-01-01", to: "2027-01-08" });
+    const manual = await k.as("operator", "POST", "/api/jobs/manual/backfill", { from: "2027-01-01", to: "2027-01-08" });
     expect(manual.status).toBe(422);
     expect(manual.body.error.details[0].path).toBe("job");
-    expect((await as("operator", "POST", "/api/jobs/nope/backfill", { from: "2027-01-01", to: "2027-01-02" })).status).toBe(404);
-    expect((await as("operator", "POST", "/api/jobs/hourly/backfill", { from: "2027-01-01" })).status).toBe(400);
+    expect((await k.as("operator", "POST", "/api/jobs/nope/backfill", { from: "2027-01-01", to: "2027-01-02" })).status).toBe(404);
+    expect((await k.as("operator", "POST", "/api/jobs/hourly/backfill", { from: "2027-01-01" })).status).toBe(400);
   });
 });
 
 describe("POST /api/backfills/:id/cancel and RBAC", () => {
   it("cancels the waiting runs; twice is 409; unknown is 404; a viewer gets 403, a role with POST /api/jobs/** may", async () => {
-    const r = await as("jobs-only", "POST", "/api/jobs/hourly/backfill", { from: "2027-02-01T00:00:00Z", to: "2027-02-01T06:00:00Z" });
+    const r = await k.as("jobs-only", "POST", "/api/jobs/hourly/backfill", { from: "2027-02-01T00:00:00Z", to: "2027-02-01T06:00:00Z" });
     expect(r.status).toBe(202);
     const id = r.body.backfill_id;
-    expect((await as("viewer", "POST", `/api/backfills/${id}/cancel`)).status).toBe(403);
-    const c = await as("jobs-only", "POST", `/api/backfills/${id}/cancel`);
+    expect((await k.as("viewer", "POST", `/api/backfills/${id}/cancel`)).status).toBe(403);
+    const c = await k.as("jobs-only", "POST", `/api/backfills/${id}/cancel`);
     expect(c.status).toBe(200);
     expect(c.body.backfill.cancelled).toBe(true);
     expect(c.body.skipped).toBeGreaterThanOrEqual(4);
-    expect((await as("operator", "POST", `/api/backfills/${id}/cancel`)).status).toBe(409);
-    expect((await as("operator", "POST", "/api/backfills/9999/cancel")).status).toBe(404);
-    expect((await as("viewer", "POST", "/api/jobs/hourly/backfill", { from: "2027-01-01", to: "2027-01-02" })).status).toBe(403);
+    expect((await k.as("operator", "POST", `/api/backfills/${id}/cancel`)).status).toBe(409);
+    expect((await k.as("operator", "POST", "/api/backfills/9999/cancel")).status).toBe(404);
+    expect((await k.as("viewer", "POST", "/api/jobs/hourly/backfill", { from: "2027-01-01", to: "2027-01-02" })).status).toBe(403);
     const b = await k.waitFor("the backfill to settle", () => {
       const x = k.store.backfills.get(id);
       return x?.done ? x : null;

@@ -9,10 +9,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { memoryLogger } from "../shared/logger.js";
-import { Authenticator } from "./auth/index.js";
 import { ConfigWorker } from "./configWorker.js";
-import { apiKit, type ApiKit, type HttpResult, type Json } from "./testkit.js";
+import { apiKit, roleKit, type Json, type RoleKit } from "./testkit.js";
 
 const SVC = `integrations:
   chat: {provider: chat, webhook_url: "https://hooks.example/T0/s3cret-hook"}
@@ -44,28 +42,14 @@ const FIXTURES = join(import.meta.dirname, "../../test/fixtures/configWorker");
 
 const TOKENS = { admin: "tok-admin-1", viewer: "tok-viewer-2", operator: "tok-operator-3", editor: "tok-editor-4" };
 
-let k: ApiKit;
+let k: RoleKit<keyof typeof TOKENS>;
 
 beforeAll(async () => {
-  const auth = new Authenticator(memoryLogger());
-  k = await apiKit(SVC, {
-    daemon: DAEMON,
-    auth,
-    files: { tokens: Object.entries(TOKENS).map(([role, t]) => `${t} ${role}`).join("\n") + "\n" },
-  });
-  // The kit checks answers against /api/openapi.json, which it fetches once without credentials:
-  // let it do so before auth is turned on.
-  await k.get("/api/status");
-  const r = auth.configure(k.deps.daemonConfig().auth);
-  if (!r.ok) throw new Error(r.error);
+  k = await roleKit(SVC, DAEMON, TOKENS);
 });
 afterAll(async () => {
   await k?.close();
 });
-
-function as(role: keyof typeof TOKENS, method: string, path: string, body?: unknown): Promise<HttpResult<Json>> {
-  return k.request(method, path, { headers: { authorization: `Bearer ${TOKENS[role]}` }, ...(body === undefined ? {} : { body }) });
-}
 
 /** The daemon log's lines about raw reads. */
 const rawReads = () => k.log.entries.filter((e) => e.msg.includes("?raw=1"));
@@ -73,12 +57,12 @@ const rawReads = () => k.log.entries.filter((e) => e.msg.includes("?raw=1"));
 describe("GET /api/config/source and /api/config/daemon", () => {
   it("answer every role the text line for line with the secrets ***", async () => {
     for (const role of ["viewer", "operator", "editor", "admin"] as const) {
-      const src = await as(role, "GET", "/api/config/source");
+      const src = await k.as(role, "GET", "/api/config/source");
       expect(src.status, role).toBe(200);
       expect(src.body.content.split("\n")).toHaveLength(SVC.split("\n").length);
       expect(src.body.content).toContain("description: plain text stays");
       expect(src.text).not.toContain("s3cret");
-      const daemon = await as(role, "GET", "/api/config/daemon");
+      const daemon = await k.as(role, "GET", "/api/config/daemon");
       expect(daemon.status, role).toBe(200);
       expect(daemon.body.content.split("\n")).toHaveLength(DAEMON.split("\n").length);
       expect(daemon.body.content).toContain("token_file: tokens");
@@ -89,7 +73,7 @@ describe("GET /api/config/source and /api/config/daemon", () => {
   it("?raw=1: 403 for roles that may not save the config, the text as on disk for those that may", async () => {
     for (const role of ["viewer", "operator"] as const) {
       for (const path of ["/api/config/source?raw=1", "/api/config/daemon?raw=true"]) {
-        const r = await as(role, "GET", path);
+        const r = await k.as(role, "GET", path);
         expect(r.status, `${role} ${path}`).toBe(403);
         expect(r.body.error.code).toBe("forbidden");
         expect(r.body.error.message).toContain("POST /api/config/save");
@@ -98,17 +82,17 @@ describe("GET /api/config/source and /api/config/daemon", () => {
     }
     expect(rawReads()).toEqual([]);
     for (const role of ["editor", "admin"] as const) {
-      expect((await as(role, "GET", "/api/config/source?raw=1")).body).toEqual({ path: k.configPath, content: SVC });
-      expect((await as(role, "GET", "/api/config/daemon?raw=1")).body).toEqual({ path: k.daemonPath, content: DAEMON });
+      expect((await k.as(role, "GET", "/api/config/source?raw=1")).body).toEqual({ path: k.configPath, content: SVC });
+      expect((await k.as(role, "GET", "/api/config/daemon?raw=1")).body).toEqual({ path: k.daemonPath, content: DAEMON });
     }
-    expect((await as("admin", "GET", "/api/config/source?raw=0")).text).not.toContain("s3cret");
-    expect((await as("admin", "GET", "/api/config/source?raw=yes")).status).toBe(400);
+    expect((await k.as("admin", "GET", "/api/config/source?raw=0")).text).not.toContain("s3cret");
+    expect((await k.as("admin", "GET", "/api/config/source?raw=yes")).status).toBe(400);
   });
 
   it("logs each raw read with the principal and the file, never the text", async () => {
     k.log.entries.length = 0;
-    await as("editor", "GET", "/api/config/source?raw=1");
-    await as("admin", "GET", "/api/config/daemon?raw=1");
+    await k.as("editor", "GET", "/api/config/source?raw=1");
+    await k.as("admin", "GET", "/api/config/daemon?raw=1");
     const reads = rawReads();
     expect(reads).toHaveLength(2);
     expect(reads[0]!.level).toBe("info");
@@ -121,7 +105,7 @@ describe("GET /api/config/source and /api/config/daemon", () => {
     const broken = `${SVC}  bad: "s3cret-unclosed\n    more: [\n`;
     writeFileSync(k.configPath, broken);
     try {
-      const r = await as("viewer", "GET", "/api/config/source");
+      const r = await k.as("viewer", "GET", "/api/config/source");
       expect(r.status).toBe(422);
       expect(r.body.error.code).toBe("invalid_config");
       expect(r.body.error.message).toContain("cannot be parsed");
@@ -132,7 +116,7 @@ describe("GET /api/config/source and /api/config/daemon", () => {
       }
       expect(r.text).not.toContain("s3cret");
       // Whoever may save it can still load it, to fix it.
-      expect((await as("admin", "GET", "/api/config/source?raw=1")).body.content).toBe(broken);
+      expect((await k.as("admin", "GET", "/api/config/source?raw=1")).body.content).toBe(broken);
     } finally {
       writeFileSync(k.configPath, SVC);
     }
@@ -141,9 +125,9 @@ describe("GET /api/config/source and /api/config/daemon", () => {
 
 describe("POST /api/config/save and the *** placeholder", () => {
   it("refuses a text that holds *** where the file has a secret, naming each place; the file stays", async () => {
-    const redacted = (await as("admin", "GET", "/api/config/source")).body.content as string;
+    const redacted = (await k.as("admin", "GET", "/api/config/source")).body.content as string;
     const edited = redacted.replace("plain text stays", "edited from the redacted view");
-    const r = await as("admin", "POST", "/api/config/save", { file: "svc.yaml", content: edited });
+    const r = await k.as("admin", "POST", "/api/config/save", { file: "svc.yaml", content: edited });
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe("invalid_config");
     expect(r.body.error.message).toContain('"***"');
@@ -157,17 +141,17 @@ describe("POST /api/config/save and the *** placeholder", () => {
     expect(r.body.error.details[0]).toMatchObject({ file: k.configPath, line: expect.any(Number), column: expect.any(Number) });
     expect(readFileSync(k.configPath, "utf8")).toBe(SVC);
 
-    const daemon = (await as("admin", "GET", "/api/config/daemon")).body.content as string;
-    const d = await as("admin", "POST", "/api/config/save", { file: "svcd.yaml", content: daemon });
+    const daemon = (await k.as("admin", "GET", "/api/config/daemon")).body.content as string;
+    const d = await k.as("admin", "POST", "/api/config/save", { file: "svcd.yaml", content: daemon });
     expect(d.status).toBe(422);
     expect(d.body.error.details.map((x: Json) => x.path).sort()).toEqual(["/auth/bearer/token", "/executor/global_env/API_KEY"]);
     expect(readFileSync(k.daemonPath!, "utf8")).toBe(DAEMON);
   });
 
   it("saves the raw text edited, and a new value that reads *** where there was none", async () => {
-    const raw = (await as("editor", "GET", "/api/config/source?raw=1")).body.content as string;
+    const raw = (await k.as("editor", "GET", "/api/config/source?raw=1")).body.content as string;
     const edited = raw.replace("plain text stays", "edited from the raw text").replace("    description:", '      NEW_ONE: "***"\n    description:');
-    const r = await as("editor", "POST", "/api/config/save", { file: "svc.yaml", content: edited });
+    const r = await k.as("editor", "POST", "/api/config/save", { file: "svc.yaml", content: edited });
     expect(r.status, r.text).toBe(200);
     expect(readFileSync(k.configPath, "utf8")).toBe(edited);
     expect(readFileSync(k.configPath, "utf8")).toContain("s3cret-db-password");

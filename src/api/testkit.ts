@@ -24,6 +24,7 @@ import type { Store } from "../store/api.js";
 import type { RunRecord, RunStatus } from "../store/types.js";
 import type { ApiDeps, ReloadResult } from "./deps.js";
 import { errorResponseSchema } from "./errors.js";
+import { Authenticator } from "./auth/authenticator.js";
 import { buildApi, type ApiOptions } from "./index.js";
 import { createMetrics } from "./metrics.js";
 
@@ -58,6 +59,31 @@ function daemonOrThrow(text: string, file: string): DaemonConfig {
   const parsed = parseDaemonText(text, file);
   if (!parsed.ok) throw new Error(parsed.errors.map((e) => e.message).join("\n"));
   return parsed.value;
+}
+
+export type RoleKit<R extends string> = ApiKit & {
+  /** A request with `role`'s bearer token. */
+  as(role: R, method: string, path: string, body?: unknown): Promise<HttpResult<Json>>;
+};
+
+/**
+ * An apiKit with bearer auth on and one token per role: `tokens` (role ->
+ * token) is written to the file `tokens`, which `daemon` (svcd.yaml text)
+ * names as `auth.bearer.token_file: tokens`. The kit checks answers against
+ * /api/openapi.json, which it fetches once without credentials, so auth is
+ * turned on after a first request.
+ */
+export async function roleKit<R extends string>(yaml: string, daemon: string, tokens: Record<R, string>): Promise<RoleKit<R>> {
+  const auth = new Authenticator(memoryLogger());
+  const lines = Object.entries<string>(tokens).map(([role, token]) => `${token} ${role}\n`);
+  const k = await apiKit(yaml, { daemon, auth, files: { tokens: lines.join("") } });
+  await k.get("/api/status");
+  const r = auth.configure(k.deps.daemonConfig().auth);
+  if (!r.ok) throw new Error(r.error);
+  return Object.assign(k, {
+    as: (role: R, method: string, path: string, body?: unknown) =>
+      k.request(method, path, { headers: { authorization: `Bearer ${tokens[role]}` }, ...(body === undefined ? {} : { body }) }),
+  });
 }
 
 export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
