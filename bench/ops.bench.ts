@@ -15,7 +15,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { openStore } from "../src/store/index.js";
@@ -24,6 +23,7 @@ import { fillRuns } from "./helpers/fillRuns.js";
 import { svcYaml, writeTempProject } from "./helpers/projectGen.js";
 import { median, pct, quick, round, sleep, sleepUntil } from "./helpers/stats.js";
 import type { BenchResult, BenchSection } from "./types.js";
+import { freePort } from "../test/helpers/freePort.js";
 
 const JOBS = 1_000;
 const RUNS = 1_000_000;
@@ -33,17 +33,6 @@ const TARGET_METRICS_P99_MS = 50;
 /** The tick while scraping may be this much later at p99 than without (noise on a shared machine). */
 const TARGET_TICK_RATIO = 1.25;
 const PROMETHEUS = "/usr/bin/prometheus";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The project: 1,000 generated jobs, the heartbeat, and 1,000,000 runs of history. */
 function makeProject(): { dir: string; fillMs: number } {

@@ -11,11 +11,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cleanup, project, startDaemon, until, type DaemonProc } from "../helpers/daemonKit.js";
+import { freePort } from "../helpers/freePort.js";
 import { parseExposition } from "../helpers/promText.js";
 import { describeUnless, type Requirement } from "../helpers/skip.js";
 import { ROOT } from "./helpers/cli.js";
@@ -39,17 +39,6 @@ jobs:
   bad:
     command: "echo failing >&2; exit 4"
 `;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Vector {
   metric: Record<string, string>;
