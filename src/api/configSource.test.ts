@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigWorker } from "./configWorker.js";
-import { apiKit, roleKit, type Json, type RoleKit } from "./testkit.js";
+import { apiKit, roleKit, type ApiKit, type Json, type RoleKit } from "./testkit.js";
 
 const SVC = `integrations:
   chat: {provider: chat, webhook_url: "https://hooks.example/T0/s3cret-hook"}
@@ -161,20 +161,26 @@ describe("POST /api/config/save and the *** placeholder", () => {
 });
 
 describe("when the config worker's thread cannot run", () => {
+  /** GET `path` answers 500 internal without a secret and logs one error naming the request: the error it logged. */
+  async function failsOnce(kit: ApiKit, path: string): Promise<Error | undefined> {
+    kit.log.entries.length = 0;
+    const r = await kit.get<Json>(path);
+    expect(r.status, path).toBe(500);
+    expect(r.body.error.code).toBe("internal");
+    expect(r.text).not.toContain("s3cret");
+    const logged = kit.log.entries.filter((e) => e.level === "error");
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.msg).toContain(`API request failed: GET ${path}`);
+    return (logged[0]!.fields as { err?: Error }).err;
+  }
+
   it("answers 500 internal with the error logged (the text is never parsed on the event loop), and tries a new thread on the next request", async () => {
     const worker = new ConfigWorker({ entry: pathToFileURL(join(import.meta.dirname, "no-such-config-thread.mjs")).href });
     const kit = await apiKit(SVC, { daemon: DAEMON.replace(/^ {2}type: bearer$/m, "  type: none"), configWorker: worker });
     try {
       for (const path of ["/api/config/source", "/api/config/daemon"]) {
-        kit.log.entries.length = 0;
-        const r = await kit.get<Json>(path);
-        expect(r.status, path).toBe(500);
-        expect(r.body.error.code).toBe("internal");
-        expect(r.text).not.toContain("s3cret");
-        const logged = kit.log.entries.filter((e) => e.level === "error");
-        expect(logged).toHaveLength(1);
-        expect(logged[0]!.msg).toContain(`API request failed: GET ${path}`);
-        expect(String((logged[0]!.fields as { err?: Error }).err?.message)).toMatch(/config worker stopped \(.*no-such-config-thread\.mjs/);
+        const err = await failsOnce(kit, path);
+        expect(String(err?.message)).toMatch(/config worker stopped \(.*no-such-config-thread\.mjs/);
       }
       const v = await kit.request<Json>("POST", "/api/config/validate", { body: { file: "svc.yaml", content: SVC } });
       expect(v.status).toBe(500);
@@ -193,15 +199,7 @@ describe("when the config worker's thread cannot run", () => {
     const kit = await apiKit(SVC, { daemon: DAEMON.replace(/^ {2}type: bearer$/m, "  type: none"), configWorker: worker });
     try {
       for (const path of ["/api/config/source", "/api/config/daemon"]) {
-        kit.log.entries.length = 0;
-        const r = await kit.get<Json>(path);
-        expect(r.status, path).toBe(500);
-        expect(r.body.error.code).toBe("internal");
-        expect(r.text).not.toContain("s3cret");
-        const logged = kit.log.entries.filter((e) => e.level === "error");
-        expect(logged).toHaveLength(1);
-        expect(logged[0]!.msg).toContain(`API request failed: GET ${path}`);
-        const err = (logged[0]!.fields as { err?: Error }).err!;
+        const err = (await failsOnce(kit, path))!;
         expect(err.message).toMatch(/the config worker failed on redact of a svcd?\.yaml text \([\d,]+ characters\): QuotingError/);
         expect(`${JSON.stringify(kit.log.entries)} ${err.message} ${err.stack}`).not.toContain("s3cret");
       }
