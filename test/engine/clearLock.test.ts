@@ -1,24 +1,20 @@
 /** engine.clearLock: the one way api/ and cli/ change job_state.lock_pid (they hold a read-only store). */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EngineError } from "../../src/engine/errors.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits } from "../helpers/engineKit.js";
 
-let kit: Kit | null = null;
-afterEach(async () => {
-  await kit?.close();
-  kit = null;
-});
+const startKit = engineKits();
 
 describe("engine.clearLock", () => {
   it("clears a stale lock, refuses (409) while the job runs, and knows a job that is only in job_state", async () => {
-    kit = await engineKit(`jobs:\n  slow:\n    command: "sleep 30"\n`, { daemon: "executor:\n  kill_grace: 300ms\n" });
+    const kit = await startKit(`jobs:\n  slow:\n    command: "sleep 30"\n`, { daemon: "executor:\n  kill_grace: 300ms\n" });
     kit.store.jobState.upsert("slow", { lock_pid: 999_999 });
     kit.store.jobState.upsert("removed", { lock_pid: 888_888 });
     expect(kit.engine.clearLock("slow").lock_pid).toBeNull();
     expect(kit.engine.clearLock("removed").lock_pid).toBeNull();
     const unknown = (() => {
       try {
-        kit!.engine.clearLock("nope");
+        kit.engine.clearLock("nope");
       } catch (e) {
         return e;
       }
@@ -28,7 +24,7 @@ describe("engine.clearLock", () => {
 
     const run = kit.engine.runNow("slow", { triggeredBy: "cli" });
     const running = await kit.waitRun(run.id, ["RUNNING"]);
-    expect(() => kit!.engine.clearLock("slow")).toThrow(`job slow has a running run (${run.id}): its lock is live; cancel the run instead`);
+    expect(() => kit.engine.clearLock("slow")).toThrow(`job slow has a running run (${run.id}): its lock is live; cancel the run instead`);
     expect(kit.store.jobState.get("slow")!.lock_pid).toBe(running.pid);
   });
 });

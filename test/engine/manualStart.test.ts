@@ -7,14 +7,10 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { describe, expect, it } from "vitest";
+import { engineKits, type Kit } from "../helpers/engineKit.js";
 
-let kit: Kit | null = null;
-afterEach(async () => {
-  await kit?.close();
-  kit = null;
-});
+const startKit = engineKits();
 
 const YAML = `jobs:
   slow:
@@ -37,7 +33,7 @@ function refuseStarts(k: Kit): { armed: boolean } {
 
 describe("a manual run that may start at once", () => {
   it("comes back RUNNING; its events are PENDING then RUNNING, then its end", async () => {
-    kit = await engineKit(YAML);
+    const kit = await startKit(YAML);
     const run = kit.engine.runNow("quick", { triggeredBy: "cli" });
     expect(run.status).toBe("RUNNING");
     expect(run.pid).not.toBeNull();
@@ -50,14 +46,14 @@ describe("a manual run that may start at once", () => {
   });
 
   it("is created and started in one commit: a refused start leaves no run, kills the process, and the caller gets the error", async () => {
-    kit = await engineKit(YAML);
+    const kit = await startKit(YAML);
     const refused = refuseStarts(kit);
-    expect(() => kit!.engine.runNow("slow", { triggeredBy: "cli" })).toThrow(/database or disk is full/);
+    expect(() => kit.engine.runNow("slow", { triggeredBy: "cli" })).toThrow(/database or disk is full/);
     // No row, no event: nobody hears of a run that was rolled back.
     expect(kit.runsOf("slow")).toEqual([]);
     expect(kit.transitions).toEqual([]);
     // The process was started (its id was the row's) and is killed at once: it never gets to `touch ran`.
-    await kit.waitFor("the killed process to free its pool slot", () => kit!.engine.counts().running === 0, 5_000);
+    await kit.waitFor("the killed process to free its pool slot", () => kit.engine.counts().running === 0, 5_000);
     await new Promise((r) => setTimeout(r, 1_500));
     expect(existsSync(join(kit.dir, "ran"))).toBe(false);
     expect(kit.engine.counts()).toEqual({ running: 0, waiting: 0 });
@@ -68,12 +64,12 @@ describe("a manual run that may start at once", () => {
   });
 
   it("waits PENDING behind the runs already waiting (FIFO), and starts when a slot frees", async () => {
-    kit = await engineKit(YAML, { daemon: "executor:\n  pool_size: 1\n" });
+    const kit = await startKit(YAML, { daemon: "executor:\n  pool_size: 1\n" });
     const first = kit.engine.runNow("slow", { triggeredBy: "cli" });
     const second = kit.engine.runNow("quick", { triggeredBy: "cli" });
     const third = kit.engine.runNow("quick", { triggeredBy: "cli" });
     expect([first.status, second.status, third.status]).toEqual(["RUNNING", "PENDING", "PENDING"]);
-    const done = await Promise.all([second, third].map((r) => kit!.waitRun(r.id, ["SUCCESS", "FAILED"])));
+    const done = await Promise.all([second, third].map((r) => kit.waitRun(r.id, ["SUCCESS", "FAILED"])));
     expect(done.map((r) => r.status)).toEqual(["SUCCESS", "SUCCESS"]);
     expect(Date.parse(done[0]!.started_at!)).toBeLessThanOrEqual(Date.parse(done[1]!.started_at!));
     expect(Date.parse(done[0]!.started_at!)).toBeGreaterThanOrEqual(Date.parse((await kit.waitRun(first.id, ["SUCCESS"])).finished_at!));

@@ -3,16 +3,12 @@
  * drain reads time (issue 18, red flags): a run is never left RUNNING with nobody watching it,
  * and shutdown_timeout is measured on the injected Clock.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { JobStateRow } from "../../src/store/types.js";
 import { FakeClock } from "../helpers/fakeClock.js";
-import { engineKit, type Kit } from "../helpers/engineKit.js";
+import { engineKits, type Kit } from "../helpers/engineKit.js";
 
-let kit: Kit | null = null;
-afterEach(async () => {
-  await kit?.close();
-  kit = null;
-});
+const startKit = engineKits();
 
 /** Makes job_state writes that set `field` throw `make()` while `armed` is true. */
 function breakJobState(k: Kit, field: keyof JobStateRow, make: () => Error): { armed: boolean } {
@@ -27,7 +23,7 @@ function breakJobState(k: Kit, field: keyof JobStateRow, make: () => Error): { a
 
 describe("recording the end of a run", () => {
   it("ends the run FAILED with the error when a bug (not storage) breaks the write, and frees its slot", async () => {
-    kit = await engineKit(`jobs:\n  hello:\n    command: "echo hi"\n`);
+    const kit = await startKit(`jobs:\n  hello:\n    command: "echo hi"\n`);
     const broken = breakJobState(kit, "last_success", () => new TypeError("policy bug: x is undefined"));
     const run = kit.engine.runNow("hello", { triggeredBy: "cli" });
     const failed = await kit.waitRun(run.id, ["FAILED", "SUCCESS"], 5_000);
@@ -50,11 +46,11 @@ describe("recording the end of a run", () => {
   });
 
   it("retries the write when the database refuses it (storage error), and then records the run as it ended", async () => {
-    kit = await engineKit(`jobs:\n  hello:\n    command: "echo hi"\n`);
+    const kit = await startKit(`jobs:\n  hello:\n    command: "echo hi"\n`);
     const busy = () => Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
     const broken = breakJobState(kit, "last_success", busy);
     const run = kit.engine.runNow("hello", { triggeredBy: "cli" });
-    await kit.waitFor("the refused write", () => kit!.log.entries.find((e) => e.msg.includes("retrying every second")));
+    await kit.waitFor("the refused write", () => kit.log.entries.find((e) => e.msg.includes("retrying every second")));
     expect(kit.store.runs.get(run.id)!.status).toBe("RUNNING");
     expect(kit.engine.counts().running).toBe(1); // the attempt keeps its slot meanwhile
     broken.armed = false;
@@ -67,7 +63,7 @@ describe("recording the end of a run", () => {
 describe("a graceful stop", () => {
   it("measures shutdown_timeout on the injected clock, not the wall clock", async () => {
     const clock = new FakeClock(Date.parse("2027-01-10T10:00:00.000Z"));
-    kit = await engineKit(`jobs:\n  slow:\n    command: "sleep 30"\n`, {
+    const kit = await startKit(`jobs:\n  slow:\n    command: "sleep 30"\n`, {
       clock,
       daemon: "scheduler:\n  shutdown_timeout: 1h\nexecutor:\n  kill_grace: 300ms\n",
     });
