@@ -58,23 +58,20 @@ export function nextSlot(spec: ScheduleSpec, afterMs: number): Slot | null {
 
 /** The next `count` runnable slots after `afterMs`, strictly increasing; [] for `manual` and `after:`. */
 export function nextRuns(spec: ScheduleSpec, afterMs: number, count: number): ScheduledSlot[] {
-  const out: ScheduledSlot[] = [];
-  let after = afterMs;
-  while (out.length < count) {
-    const slot = nextRun(spec, after);
-    if (slot === null) break;
-    out.push(slot);
-    after = slot.at;
-  }
-  return out;
+  return following((after) => nextRun(spec, after), afterMs, count);
 }
 
 /** The next `count` slots after `afterMs`, excluded ones included and marked (`svc next --all`). */
 export function nextSlots(spec: ScheduleSpec, afterMs: number, count: number): Slot[] {
-  const out: Slot[] = [];
+  return following((after) => nextSlot(spec, after), afterMs, count);
+}
+
+/** Up to `count` slots, each the one `next` gives after the previous (the first after `afterMs`). */
+function following<T extends { at: number }>(next: (afterMs: number) => T | null, afterMs: number, count: number): T[] {
+  const out: T[] = [];
   let after = afterMs;
   while (out.length < count) {
-    const slot = nextSlot(spec, after);
+    const slot = next(after);
     if (slot === null) break;
     out.push(slot);
     after = slot.at;
