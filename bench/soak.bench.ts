@@ -495,8 +495,8 @@ function report(o: Outcome): BenchSection {
   // Every capped job has reached KEEP runs after ~10 minutes (the every:5s and API jobs at ~8.3, the chains at 10) and the
   // next retention pass (2 minutes later) trims them: from 15 minutes on, only the every-minute jobs still add rows.
   const capped = Math.max(900, end / 2);
-  // SQLite's page cache fills to cache_size and V8's live heap grows with the kept runs until retention caps them: the
-  // RSS that should stay flat is the RSS from then on. Same target, as a rate: TARGET_RSS_MB over the span after the warm-up.
+  // SQLite's page cache fills to cache_size and the ring of recent run changes to its capacity, retention caps the
+  // database: the RSS that should stay flat is the RSS from then on. Same target, as a rate: TARGET_RSS_MB over the span after the warm-up.
   const cappedPerHour = slope(o.gcs.filter((g) => g.t > capped).map((g) => [g.t, g.rssMb])) * 3_600;
   const cappedTargetPerHour = (TARGET_RSS_MB * 3_600) / (end - win);
   const grew = (k: "rssMb" | "anonMb" | "fileMb" | "mallocMb" | "v8TotalMb" | "externalMb") => median(last.map((s) => s[k])) - median(firstAfter.map((s) => s[k]));
@@ -533,7 +533,7 @@ function report(o: Outcome): BenchSection {
       value: sig(cappedPerHour),
       unit: "MB/h",
       ...(short ? {} : { target: `< ${sig(cappedTargetPerHour)} MB/h (${TARGET_RSS_MB} MB per ${mins(end - win)})`, ok: cappedPerHour < cappedTargetPerHour }),
-      notes: `${o.gcs.filter((g) => g.t > capped).length} full collections; ${sig((cappedPerHour * 24) / 1_000)} GB a day at that slope; the RSS line above also counts the warm-up, which lasts until retention caps the kept runs: SQLite's page cache filling to cache_size ${PAGE_CACHE_MIB} MiB (~17.5 MB of malloc) and V8's live heap growing with the kept runs (docs/perf/NOTES.md)`,
+      notes: `${o.gcs.filter((g) => g.t > capped).length} full collections; ${sig((cappedPerHour * 24) / 1_000)} GB a day at that slope; the RSS line above also counts the warm-up, which lasts until retention caps the kept runs: SQLite's page cache filling to cache_size ${PAGE_CACHE_MIB} MiB (~17.5 MB of malloc) and the ring of recent run changes (src/api/runChanges.ts, 10,000 changes, ~14-17 MB) filling (docs/perf/NOTES.md)`,
     },
     {
       name: `RSS growth by kind, last ${mins(win)} minus the ${mins(win)} after the warm-up (medians): malloc's arena`,
