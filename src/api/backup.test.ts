@@ -3,9 +3,10 @@
  * streamed back; bad paths are 400s that say where; admin only by default.
  */
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { apiKit, type ApiKit } from "./testkit.js";
 
 const yaml = 'jobs:\n  a:\n    command: "echo hello"\n';
@@ -50,6 +51,38 @@ describe("POST /api/db/backup", () => {
     writeFileSync(file, Buffer.from(await res.arrayBuffer()));
     expect(runsIn(file)).toBe(3);
     expect(readdirSync(join(k.dir, ".svc")).filter((f) => f.startsWith("backup-download"))).toEqual([]); // the temp copy is gone
+  });
+
+  it("streams concurrent copies without a body, each whole (found by the API fuzz: two in the same millisecond shared one temp file)", async () => {
+    // Each request on its own connection, all written in one turn, as the fuzz sends them: the daemon reads them in one turn too.
+    const post = () =>
+      new Promise<{ status: number; bytes: Buffer }>((resolve, reject) => {
+        const req = request(`${k.base}/api/db/backup`, { method: "POST", agent: false }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+          res.on("error", reject);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    // The same millisecond for all of them, as on a busy daemon: Date.now() held still while they run.
+    // (The fuzz's 500 needs one copy's removal to fall between another's rename and open, which this
+    // does not force every time: it guards the concurrent path; the unique names are the fix.)
+    const now = vi.spyOn(Date, "now").mockReturnValue(Date.now());
+    let answers;
+    try {
+      answers = await Promise.all(Array.from({ length: 16 }, post));
+    } finally {
+      now.mockRestore();
+    }
+    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200));
+    answers.forEach((a, i) => {
+      const file = join(k.dir, `concurrent-${i}.db`);
+      writeFileSync(file, a.bytes);
+      expect(runsIn(file)).toBe(3);
+    });
+    expect(readdirSync(join(k.dir, ".svc")).filter((f) => f.startsWith("backup-download"))).toEqual([]);
   });
 
   it("answers 400 naming the path for a relative path, a missing directory and the live database", async () => {

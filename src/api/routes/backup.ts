@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createReadStream, rmSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { FastifyInstance } from "fastify";
@@ -52,7 +53,9 @@ export function backupRoutes(app: FastifyInstance, deps: ApiDeps): void {
         if (!isAbsolute(path)) throw badRequest(`path: "${path}" must be an absolute path on the daemon's machine`);
         return await backupOrExplain(deps, path);
       }
-      const tmp = join(deps.paths.dataDir, `backup-download-${process.pid}-${Date.now()}.db`);
+      // Its own name: two downloads in the same millisecond shared one file, and the first to be
+      // sent removed the other's copy (a 500 found by the API fuzz on a loaded machine).
+      const tmp = join(deps.paths.dataDir, `backup-download-${process.pid}-${randomUUID()}.db`);
       let result;
       try {
         result = await backupOrExplain(deps, tmp);
