@@ -36,6 +36,8 @@ export interface AttemptDeps {
  */
 export class Attempt {
   private stopReason: string | null = null;
+  /** Set by discard(): no line or output of this attempt is stored. */
+  private discarded = false;
   private current: TimedProcessHandle | null = null;
   /** The last log timestamp and its ISO text. */
   private stampMs = Number.NaN;
@@ -80,6 +82,16 @@ export class Attempt {
     this.current?.stop();
   }
 
+  /**
+   * SIGKILL now, and nothing of this attempt is written any more: its start was never recorded
+   * (the database refused it), so its lines and outputs belong to no run. A rolled-back run's id
+   * is taken again by the next new run, which must not inherit them.
+   */
+  discard(reason: string): void {
+    this.discarded = true;
+    this.kill(reason);
+  }
+
   /** SIGKILL now (forced daemon stop, shutdown timeout). */
   kill(reason: string): void {
     this.stopReason ??= reason;
@@ -95,6 +107,7 @@ export class Attempt {
   }
 
   private append(stream: LogStream, line: string): void {
+    if (this.discarded) return;
     // A fast writer sends many lines per millisecond: format each millisecond's timestamp once.
     const now = this.deps.clock.now();
     if (now !== this.stampMs) {
@@ -157,6 +170,7 @@ export class Attempt {
   }
 
   private storeOutputs(values: Record<string, string>): void {
+    if (this.discarded) return;
     const at = iso(this.deps.clock.now());
     for (const [var_name, value] of Object.entries(values)) {
       this.deps.store.outputs.put({

@@ -251,7 +251,7 @@ export class Dispatcher {
   private abandon(started: readonly Started[]): void {
     const { ctx } = this;
     for (const { run, attempt, queued } of started) {
-      attempt.kill("its start could not be recorded");
+      attempt.discard("its start could not be recorded");
       void attempt.done.then(() => {
         ctx.attempts.delete(run.id);
         if (queued) ctx.waiting.set(run.id, queued);
