@@ -63,6 +63,8 @@ export function createContext(deps: EngineDeps): EngineContext {
   const spawnEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) spawnEnv[k] = v;
   Object.assign(spawnEnv, deps.daemon.executor.globalEnv);
+  // Frozen: every run's environment inherits it (engine/prepare.ts), and posixSpawn keeps its K=V strings.
+  Object.freeze(spawnEnv);
   const ctx: Omit<EngineContext, "backfills"> & { backfills?: BackfillQueue } = {
     store: deps.store,
     bus: deps.bus,

@@ -117,6 +117,76 @@ function lookUp(file: string, cwd: string, path: string | undefined): string | N
   return errnoError(sawDenied ? osConstants.errno.EACCES : osConstants.errno.ENOENT, file);
 }
 
+function checkNul(s: string): void {
+  if (s.includes("\0")) throw Object.assign(new TypeError(`spawn: strings may not contain null bytes (got ${JSON.stringify(s)})`), { code: "ERR_INVALID_ARG_VALUE" });
+}
+
+/** A frozen base environment's `K=V` strings (each checked for NUL), and where each key's string is. */
+interface PreparedEnv {
+  envp: readonly string[];
+  index: ReadonlyMap<string, number>;
+}
+const preparedEnvs = new WeakMap<object, PreparedEnv>();
+
+function prepareEnv(base: Readonly<Record<string, string | undefined>>): PreparedEnv {
+  let p = preparedEnvs.get(base);
+  if (p === undefined) {
+    const envp: string[] = [];
+    const index = new Map<string, number>();
+    for (const [k, v] of Object.entries(base)) {
+      if (v === undefined) continue;
+      const s = `${k}=${v}`;
+      checkNul(s);
+      index.set(k, envp.length);
+      envp.push(s);
+    }
+    preparedEnvs.set(base, (p = { envp, index }));
+  }
+  return p;
+}
+
+/**
+ * The `K=V` strings of `env`, in the order child_process gives them. An env whose prototype is a
+ * frozen object (the engine's: `Object.create(ctx.spawnEnv)` plus the run's own variables, see
+ * engine/prepare.ts) inherits that object's variables, as child_process reads them too (for...in):
+ * the base's strings are then built and checked once per base object, not once per spawn (~100
+ * variables cost ~80 µs a spawn; docs/perf/FIXES.md). Throws on a NUL byte, as child_process does.
+ */
+export function toEnvp(env: Readonly<Record<string, string | undefined>>): string[] {
+  const proto = Object.getPrototypeOf(env) as object | null;
+  if (proto === null || proto === Object.prototype || !Object.isFrozen(proto)) {
+    const envp: string[] = [];
+    for (const k in env) {
+      const v = env[k];
+      if (v === undefined) continue;
+      const s = `${k}=${v}`;
+      checkNul(s);
+      envp.push(s);
+    }
+    return envp;
+  }
+  const base = prepareEnv(proto as Readonly<Record<string, string | undefined>>);
+  const envp: Array<string | null> = base.envp.slice();
+  let removed = false;
+  for (const k of Object.keys(env)) {
+    const v = env[k];
+    const at = base.index.get(k);
+    if (v === undefined) {
+      // An own undefined hides the inherited value (child_process skips it too).
+      if (at !== undefined) {
+        envp[at] = null;
+        removed = true;
+      }
+      continue;
+    }
+    const s = `${k}=${v}`;
+    checkNul(s);
+    if (at === undefined) envp.push(s);
+    else envp[at] = s;
+  }
+  return removed ? envp.filter((s): s is string => s !== null) : (envp as string[]);
+}
+
 /**
  * Starts `file` with `args` like child_process.spawn with `detached: true`
  * and piped stdout/stderr. Null when posix_spawn is not available here (the
@@ -126,11 +196,8 @@ function lookUp(file: string, cwd: string, path: string | undefined): string | N
 export function posixSpawn(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }): SpawnedChild | NodeJS.ErrnoException | null {
   const b = binding;
   if (b === null) return null;
-  const envp: string[] = [];
-  for (const [k, v] of Object.entries(opts.env)) if (v !== undefined) envp.push(`${k}=${v}`);
-  for (const s of [file, opts.cwd, ...args, ...envp]) {
-    if (s.includes("\0")) throw Object.assign(new TypeError(`spawn: strings may not contain null bytes (got ${JSON.stringify(s)})`), { code: "ERR_INVALID_ARG_VALUE" });
-  }
+  for (const s of [file, opts.cwd, ...args]) checkNul(s);
+  const envp = toEnvp(opts.env);
   const exe = lookUp(file, opts.cwd, opts.env.PATH);
   if (typeof exe !== "string") return exe;
   const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: Socket; stderr: Socket };

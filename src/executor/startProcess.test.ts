@@ -33,6 +33,27 @@ describe("startProcess: commands, env, cwd", () => {
     expect(r.stdout).toEqual(["bar baz", "unset", h.dir]);
   });
 
+  it("an env over a frozen base (the engine's) is the base's variables with its own over them, on both spawn paths", async () => {
+    const base = Object.freeze({ PATH: h.env.PATH!, A: "base-a", B: "base-b", C: "base-c", D: "base-d" });
+    // Own variables as the engine sets them (engine/prepare.ts): an assignment would throw over a frozen base's name.
+    const own = (vars: Record<string, string | undefined>) => Object.defineProperties(Object.create(base) as object, Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { value, enumerable: true }]))) as Record<string, string>;
+    const env = own({ B: "own-b", C: undefined, E: "own-e" }); // B over the base's, C hides it, E added
+    for (let i = 0; i < 2; i++) {
+      // Twice: the second spawn reuses the base's prepared strings; the first run's own variables must not stick.
+      const r = h.start(["/usr/bin/env"], { env: i === 0 ? env : own({ A: "again" }) });
+      expect((await r.exited).code).toBe(0);
+      expect(r.stdout.filter((l) => /^[A-E]=/.test(l)).sort()).toEqual(i === 0 ? ["A=base-a", "B=own-b", "D=base-d", "E=own-e"] : ["A=again", "B=base-b", "C=base-c", "D=base-d"]);
+    }
+  });
+
+  it("a NUL byte in an inherited variable fails the start with the error an own one gives", async () => {
+    const base = Object.freeze({ PATH: h.env.PATH!, BAD: "a\0b" });
+    for (const env of [Object.create(base) as Record<string, string>, { ...base }]) {
+      const r = h.start("true", { env });
+      expect((await r.exited).spawnError).toMatch(/cannot start .*null bytes/);
+    }
+  });
+
   it("uses the configured shell", async () => {
     const r = h.start("echo $0", { shell: "/bin/bash" });
     await r.exited;
