@@ -26,7 +26,7 @@ const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const DOC = join(BENCH_DIR, "..", "docs", "PERFORMANCE.md");
 const PERF_DIR = join(BENCH_DIR, "..", "docs", "perf");
 /** Sections a full run leaves out (they take long); a filter that names them runs them. */
-const OPT_IN = ["soak.bench.ts"];
+const OPT_IN = ["soak.bench.ts", "indexes.bench.ts"];
 /** Hand-written parts, in this order: what the figures say, then the fixes made. */
 const HAND_WRITTEN = ["NOTES.md", "FIXES.md"].map((f) => join(PERF_DIR, f));
 
