@@ -24,6 +24,10 @@ jobs:
     retry_delay: fixed:1s
   sleepy:
     command: sleep 1
+  retried:
+    command: test -f retried-once || { touch retried-once; exit 3; }
+    retries: 1
+    retry_delay: fixed:1s
 `;
 
 let k: ApiKit;
@@ -53,7 +57,7 @@ describe("GET /api/timeline", () => {
 
     const all = await k.get(`/api/timeline?${window()}`);
     expect(all.status).toBe(200);
-    expect(all.body.jobs).toEqual(["extract-orders", "flaky", "load-orders", "report", "sleepy"]);
+    expect(all.body.jobs).toEqual(["extract-orders", "flaky", "load-orders", "report", "retried", "sleepy"]);
     expect(all.body.truncated).toBe(false);
     expect(all.body.cursor).toMatch(/\.\d+$/);
     expect(all.body.columns).toEqual(["id", "job_name", "status", "attempt", "trigger", "start", "end", "exit_code", "sla_breached", "attempts"]);
@@ -168,6 +172,46 @@ describe("GET /api/timeline/changes", () => {
     await k.waitRun(other, ["SUCCESS"]);
     const now = await k.get(`/api/timeline/changes?cursor=${body.cursor}&wait=0`);
     expect(rows(now.body).map((r) => r.id)).toContain(other);
+  });
+
+  it("sends a run that changed several times once, in its latest state, a retried one with its attempts", async () => {
+    const { body } = await k.get(`/api/timeline?${window()}&job=retried`);
+    const id = await k.run("retried");
+    const run = await k.waitRun(id, ["SUCCESS", "FAILED"], 20_000);
+    expect(run.status).toBe("SUCCESS");
+    // Created, started, retrying, started again, succeeded: one row, the last state.
+    const answer = await k.get(`/api/timeline/changes?cursor=${body.cursor}&wait=0&job=retried`);
+    const [row, ...more] = rows(answer.body);
+    expect(more).toEqual([]);
+    expect(row).toMatchObject({ id, status: "SUCCESS", attempt: 2, exit_code: 0, start: run.started_at, end: run.finished_at });
+    expect(row.attempts).toHaveLength(2);
+    expect(row.attempts[0]).toMatchObject({ attempt: 1, exit_code: 3 });
+    expect(row.attempts).toEqual(rows((await k.get(`/api/timeline?${window()}&job=retried`)).body).find((r) => r.id === id)!.attempts);
+    // Asked again (and unfiltered): the same row.
+    const again = await k.get(`/api/timeline/changes?cursor=${body.cursor}&wait=0`);
+    expect(rows(again.body).filter((r) => r.id === id)).toEqual([row]);
+  });
+
+  it("serves a cursor 10,000 changes old and answers reset once one is older than it keeps (12,500)", async () => {
+    const kit = await apiKit("jobs:\n  a:\n    command: echo a\n");
+    try {
+      const id = await kit.run("a");
+      const run = await kit.waitRun(id, ["SUCCESS"]);
+      const first: string = (await kit.get("/api/timeline")).body.cursor;
+      const epoch = first.slice(0, first.lastIndexOf("."));
+      const seq = (c: string) => Number(c.slice(c.lastIndexOf(".") + 1));
+      // The engine's event for a change of this run, 12,501 times (cheaper than 4,000 runs).
+      for (let i = 0; i < 12_501; i++) kit.bus.emit("run:status", { run, from: "RUNNING" });
+      const now: string = (await kit.get("/api/timeline")).body.cursor;
+      expect(seq(now) - seq(first)).toBe(12_501);
+      const old = await kit.get(`/api/timeline/changes?cursor=${first}&wait=0`);
+      expect(old.body).toMatchObject({ reset: true, runs: [], cursor: now });
+      const tenThousand = await kit.get(`/api/timeline/changes?cursor=${epoch}.${seq(now) - 10_000}&wait=0`);
+      expect(tenThousand.body.reset).toBe(false);
+      expect(rows(tenThousand.body)).toMatchObject([{ id, status: "SUCCESS" }]);
+    } finally {
+      await kit.close();
+    }
   });
 
   it("answers reset to a cursor it cannot serve", async () => {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { ProjectConfig } from "../../config/types.js";
-import { TIMELINE_COLUMNS, TIMELINE_MAX_RUNS, toTimelineRun } from "../../store/timeline.js";
-import type { RunRecord } from "../../store/types.js";
+import { TIMELINE_COLUMNS, TIMELINE_MAX_RUNS, type TimelineRun } from "../../store/timeline.js";
 import type { ApiDeps } from "../deps.js";
 import { badRequest } from "../errors.js";
 import type { RunChanges } from "../runChanges.js";
@@ -200,7 +199,7 @@ export function timelineRoutes(app: FastifyInstance, deps: ApiDeps, changes: Run
       const { only } = selectedJobs(deps.project(), f);
       const wanted = only === undefined ? null : new Set(only);
       const match = f.q?.toLowerCase() ?? "";
-      const keep = (r: RunRecord) => (wanted === null || wanted.has(r.job_name)) && (match === "" || r.job_name.toLowerCase().includes(match));
+      const keep = (r: TimelineRun) => (wanted === null || wanted.has(r[1])) && (match === "" || r[1].toLowerCase().includes(match));
       // A held answer must end before api.timeouts.write cuts the idle connection.
       const writeMs = deps.daemonConfig().api.timeouts.writeMs;
       const waitMs = Math.min(wait * 1000, writeMs > 0 ? writeMs / 2 : Infinity);
@@ -214,8 +213,13 @@ export function timelineRoutes(app: FastifyInstance, deps: ApiDeps, changes: Run
         answer = changes.since(answer.cursor);
         runs = answer.runs.filter(keep);
       }
-      const attempts = store.timeline.attempts(runs.filter((r) => r.attempt > 1).map((r) => r.id));
-      return { cursor: answer.cursor, reset: answer.reset, columns: TIMELINE_COLUMNS, runs: runs.map((r) => toTimelineRun(r, attempts.get(r.id) ?? null)) };
+      // The ring's rows are shared: a retried run's attempts go into a copy.
+      const attempts = store.timeline.attempts(runs.filter((r) => r[3] > 1).map((r) => r[0]));
+      const withAttempts = (r: TimelineRun): TimelineRun => {
+        const spans = attempts.get(r[0]);
+        return spans === undefined ? r : [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], spans];
+      };
+      return { cursor: answer.cursor, reset: answer.reset, columns: TIMELINE_COLUMNS, runs: runs.map(withAttempts) };
     },
   );
 }
