@@ -24,6 +24,7 @@ import { SqliteOutputs } from "./outputs.js";
 import { Retention } from "./retention.js";
 import { SqliteRuns, toRun } from "./runs.js";
 import type { RunRow } from "./runs.js";
+import type { Transaction } from "better-sqlite3";
 import type { Db } from "./sql.js";
 import { SqliteTimeline } from "./timeline.js";
 import type { AlertRow, IntegrationStatusRow, JobStateRow, OutputRow } from "./types.js";
@@ -79,6 +80,11 @@ export class SqliteStore implements Store {
   private readonly writer: LogWriter;
   private readonly indexer: FtsIndexer;
   private readonly retention: Retention;
+  /**
+   * One transaction function for every `tx` call, given the work as its argument: better-sqlite3's
+   * `db.transaction(fn)` builds a new wrapper (four variants) each time it is called.
+   */
+  private readonly runInTx: Transaction<(fn: () => unknown) => unknown>;
   private closed = false;
 
   constructor(
@@ -87,6 +93,7 @@ export class SqliteStore implements Store {
     readonly schemaVersion: number,
     opts: OpenStoreOptions,
   ) {
+    this.runInTx = db.transaction((fn: () => unknown) => fn());
     const logger = opts.logger ?? stderrLogger;
     this.indexer = new FtsIndexer(db, {
       intervalMs: opts.ftsIntervalMs ?? STORE_DEFAULTS.ftsIntervalMs,
@@ -114,7 +121,7 @@ export class SqliteStore implements Store {
   }
 
   tx<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    return this.runInTx.immediate(fn) as T;
   }
 
   vacuum(opts: RetentionOptions, nowMs: number): RetentionResult {
