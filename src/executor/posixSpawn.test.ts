@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeUnless, type Requirement } from "../../test/helpers/skip.js";
+import { processStartTime } from "./liveness.js";
 import { posixSpawn, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-pspawn-"));
@@ -81,6 +82,26 @@ describe("posixSpawn", () => {
       expect((posixSpawn("no-such-command-svc", [], { cwd: dir, env: ENV }) as NodeJS.ErrnoException).code).toBe("ENOENT");
       expect((posixSpawn("/bin/true", [], { cwd: join(dir, "nope"), env: ENV }) as NodeJS.ErrnoException).code).toBe("ENOENT");
       expect(() => posixSpawn("/bin/echo", ["a\0b"], { cwd: dir, env: ENV })).toThrow(/null bytes/);
+    });
+
+    it("gives each child's start time as /proc/<pid>/stat has it, or null (then read /proc)", async () => {
+      let given = 0;
+      for (let i = 0; i < 20; i++) {
+        const child = posixSpawn("/bin/sleep", ["0.2"], { cwd: dir, env: ENV }) as SpawnedChild;
+        const closed = Promise.all([once(child.stdout, "close"), once(child.stderr, "close")]);
+        // Read while it runs (sleep 0.2): /proc still has it.
+        const read = processStartTime(child.pid);
+        expect(read).not.toBeNull();
+        if (child.startTime !== null) {
+          given++;
+          expect(child.startTime).toBe(read);
+        }
+        process.kill(child.pid, "SIGKILL");
+        await once(child, "exit");
+        await closed;
+      }
+      // Null only when the spawn straddled a clock tick (10 ms) or the binding predates it.
+      expect(given).toBeGreaterThan(10);
     });
 
     it("reports each of many children's exit once, each to its own child", async () => {

@@ -29,16 +29,17 @@ import { Socket } from "node:net";
 import { constants as osConstants } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { processStartTime } from "./liveness.js";
 
 interface Binding {
-  /** [pid, stdout fd, stderr fd], or a negative errno. */
+  /** [pid, stdout fd, stderr fd, start time or null (a binding built before it: three)], or a negative errno. */
   spawn(
     file: string,
     argv: string[],
     envp: string[],
     cwd: string,
     onExit: (code: number | null, signo: number | null, watchError?: number | null) => void,
-  ): [number, number, number] | number;
+  ): [number, number, number, (string | null)?] | number;
   supported(): boolean;
   /** Test seam: the next spawn's exit watch fails (spawn.c). */
   failNextWatch(): void;
@@ -49,6 +50,12 @@ export interface SpawnedChild extends EventEmitter {
   readonly pid: number;
   readonly stdout: Socket;
   readonly stderr: Socket;
+  /**
+   * /proc/<pid>/stat's start time (field 22), known without reading it (spawn.c, boottime_ticks), or
+   * null: read it from /proc. The first read of a new child's stat waits until its exec is done
+   * (~0.3 ms of the event loop per spawn here, docs/perf/FIXES.md).
+   */
+  readonly startTime: string | null;
 }
 
 /** The binding, loaded once when this module is; null where jobs are forked instead. */
@@ -187,6 +194,20 @@ export function toEnvp(env: Readonly<Record<string, string | undefined>>): strin
   return removed ? envp.filter((s): s is string => s !== null) : (envp as string[]);
 }
 
+/** Whether the binding's start times are /proc's: checked against /proc on the first one it gives. */
+let startTimes: "unchecked" | "trusted" | "distrusted" = "unchecked";
+
+function startTimeOf(pid: number, given: string | null | undefined): string | null {
+  if (typeof given !== "string" || startTimes === "distrusted") return null;
+  if (startTimes === "unchecked") {
+    const read = processStartTime(pid);
+    if (read === null) return null; // gone already: check the next one
+    startTimes = read === given ? "trusted" : "distrusted";
+    return read;
+  }
+  return given;
+}
+
 /**
  * Starts `file` with `args` like child_process.spawn with `detached: true`
  * and piped stdout/stderr. Null when posix_spawn is not available here (the
@@ -200,7 +221,7 @@ export function posixSpawn(file: string, args: string[], opts: { cwd: string; en
   const envp = toEnvp(opts.env);
   const exe = lookUp(file, opts.cwd, opts.env.PATH);
   if (typeof exe !== "string") return exe;
-  const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: Socket; stderr: Socket };
+  const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: Socket; stderr: Socket; startTime: string | null };
   const onExit = (code: number | null, signo: number | null, watchError?: number | null): void => {
     const signal = signo === null ? null : (SIGNAL_NAMES.get(signo) ?? `SIG${signo}`);
     // A binding built before watchError existed passes two arguments.
@@ -211,6 +232,7 @@ export function posixSpawn(file: string, args: string[], opts: { cwd: string; en
   if (r === -osConstants.errno.ENOEXEC) r = b.spawn("/bin/sh", ["/bin/sh", exe, ...args], envp, opts.cwd, onExit);
   if (typeof r === "number") return errnoError(-r, file);
   child.pid = r[0];
+  child.startTime = startTimeOf(r[0], r[3]);
   child.stdout = new Socket({ fd: r[1], readable: true, writable: false });
   child.stderr = new Socket({ fd: r[2], readable: true, writable: false });
   return child;

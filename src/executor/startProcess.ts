@@ -111,6 +111,8 @@ function failedHandle(reason: string | Promise<string>): ProcessHandle {
 /** What track() needs of a child: a ChildProcess, or posixSpawn's equivalent. */
 interface Child extends EventEmitter {
   readonly pid?: number | undefined;
+  /** posixSpawn's: the start time when known without reading /proc (null or absent: read it). */
+  readonly startTime?: string | null;
   readonly stdout: Readable | null;
   readonly stderr: Readable | null;
 }
@@ -120,7 +122,7 @@ function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
   // is fixed at fork, and the leader cannot be reaped (its pid reused) before
   // its exit event is handled, in a later turn. Not reading it here keeps a
   // burst of spawns one spawn apart.
-  let pidStart: string | null | undefined;
+  let pidStart: string | null | undefined = child.startTime ?? undefined;
   const readPidStart = (): string | null => (pidStart === undefined ? (pidStart = processStartTime(pid)) : pidStart);
   queueMicrotask(readPidStart);
   const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
