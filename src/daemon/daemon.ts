@@ -8,6 +8,7 @@ import { spawnMethod } from "../executor/index.js";
 import type { Notifier } from "../notify/index.js";
 import type { Logger } from "../shared/logger.js";
 import { toError } from "../shared/toError.js";
+import { describeStorageError } from "../store/index.js";
 import { VERSION } from "../shared/version.js";
 import { startApi, startAuth } from "./apiServer.js";
 import { digestConfigs, type LoadedConfig } from "./configDigest.js";
@@ -177,9 +178,17 @@ export class Daemon {
       this.log.warn(`reload rejected (${errors.length} error${errors.length === 1 ? "" : "s"}): the previous config stays in effect`);
       return { ok: false, errors };
     }
+    try {
+      this.engine!.reload(project.value);
+    } catch (e) {
+      // The config is valid but its schedule could not be stored: nothing of it took effect.
+      const err = toError(e);
+      const why = describeStorageError(err) ?? `internal error: ${err.message}`;
+      this.log.error({ err }, `reload failed: ${why}; the previous config stays in effect`);
+      return { ok: false, errors: [{ file: this.paths.config, line: 0, column: 0, path: "", message: `the new config could not be applied (${why}); the previous config stays in effect` }] };
+    }
     this.project = project.value;
     this.loadedConfig = loaded;
-    this.engine!.reload(project.value);
     this.notifier.syncIntegrations(project.value);
     this.applyDaemonConfig(daemon.value);
     this.log.info({ jobs: project.value.jobs.size }, "config reloaded");

@@ -275,9 +275,17 @@ export class Engine {
    * Running attempts keep the job config they started with.
    */
   reload(project: ProjectConfig): void {
+    const { project: previous, downstreams } = this.ctx;
     this.ctx.project = project;
     this.ctx.downstreams = downstreamIndex(project);
-    this.scheduler.reload(this.ctx.clock.now());
+    try {
+      this.scheduler.reload(this.ctx.clock.now());
+    } catch (e) {
+      // The new slots could not be written (disk full, database locked): the previous config stays, whole.
+      this.ctx.project = previous;
+      this.ctx.downstreams = downstreams;
+      throw e;
+    }
     this.ctx.bus.emit("config:reloaded", { jobs: project.jobs.size });
     this.pool.pump();
   }

@@ -85,17 +85,28 @@ export class Scheduler {
     return info;
   }
 
-  /** After a config swap: new or changed schedules get a fresh slot; removed jobs leave the table. */
+  /**
+   * After a config swap: new or changed schedules get a fresh slot; removed jobs leave the table.
+   * A reload whose transaction fails changes nothing: the table is put back as it was and the
+   * error goes to the caller (the engine then keeps the previous config).
+   */
   reload(now: number): void {
+    const before = new Map(this.entries);
     const jobs = this.ctx.project.jobs;
-    for (const name of [...this.entries.keys()]) if (!jobs.has(name)) this.entries.delete(name);
-    this.inTx(() => {
-      for (const job of jobs.values()) {
-        const entry = this.entries.get(job.name);
-        if (entry && sameData(entry.spec, job.schedule)) continue;
-        this.arm(job, now, this.ctx.store.jobState.get(job.name)?.paused === 1);
-      }
-    });
+    try {
+      for (const name of [...this.entries.keys()]) if (!jobs.has(name)) this.entries.delete(name);
+      this.inTx(() => {
+        for (const job of jobs.values()) {
+          const entry = this.entries.get(job.name);
+          if (entry && sameData(entry.spec, job.schedule)) continue;
+          this.arm(job, now, this.ctx.store.jobState.get(job.name)?.paused === 1);
+        }
+      });
+    } catch (e) {
+      this.entries.clear();
+      for (const [job, entry] of before) this.entries.set(job, entry);
+      throw e;
+    }
   }
 
   /**

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import Database from "better-sqlite3";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -144,6 +145,30 @@ describe("reload", () => {
     expect(r.body.error.code).toBe("invalid_config");
     expect(JSON.stringify(r.body.error.details)).toMatch(/a -> b -> a|b -> a -> b/);
     expect((await jobs(d)).map((j) => j.name)).toEqual(["slow"]);
+  });
+
+  it("keeps the whole old config when the database refuses the new schedule's write, and stays up; the next reload applies", async () => {
+    const dir = proj(base, { daemon: "storage:\n  sqlite:\n    busy_timeout: 300ms\n" });
+    const d = await daemon(dir);
+    writeFileSync(join(dir, "svc.yaml"), `${base}  added:\n    command: "true"\n    frequency: daily\n    time: "0300"\n`);
+    // Another process holds the database's write lock past busy_timeout: the reload's write fails.
+    const holder = new Database(join(dir, ".svc", "svc.db"));
+    try {
+      holder.exec("BEGIN IMMEDIATE");
+      const r = await d.api<{ error: { code: string; details: { message: string }[] } }>("POST", "/api/daemon/reload", {});
+      expect(r.status).toBe(422);
+      expect(JSON.stringify(r.body.error.details)).toMatch(/could not be applied \(the database is locked by another process.*\); the previous config stays in effect/);
+      holder.exec("ROLLBACK");
+    } finally {
+      holder.close();
+    }
+    expect(d.output()).toMatch(/reload failed: the database is locked/);
+    expect((await jobs(d)).map((j) => j.name), "the old config, whole").toEqual(["slow"]);
+    expect((await d.api<{ status: string }>("GET", "/api/status")).status).toBe(200);
+
+    const again = await d.api<{ jobs: number }>("POST", "/api/daemon/reload", {});
+    expect(again.status).toBe(200);
+    expect((await jobs(d)).map((j) => j.name).sort()).toEqual(["added", "slow"]);
   });
 });
 

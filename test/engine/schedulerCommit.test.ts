@@ -55,4 +55,25 @@ describe("the scheduler announces a run only after its transaction commits", () 
     expect(again.runsOf("nightly")).toEqual([]);
     expect(again.log.entries.filter((e) => /catching up/.test(e.msg))).toEqual([]);
   });
+
+  it("a reload whose COMMIT fails changes nothing: the previous config, its slots and next_run stay; a later reload applies", async () => {
+    const daily = (time: string) => `jobs:\n  nightly:\n    command: "echo tick"\n    frequency: daily\n    time: "${time}"\n    timezone: UTC\n`;
+    const { kit, clock } = await kitAt(daily("0230"), "2027-01-10T01:00:00.000Z");
+    const before = kit.engine.testSeam().ctx.project;
+    const commit = failNextCommit(kit.store);
+    expect(() => kit.reloadYaml(daily("0130") + "  extra:\n    command: \"true\"\n")).toThrow(/FOREIGN KEY constraint failed/);
+    expect(commit.failed()).toBe(1);
+    expect(kit.engine.testSeam().ctx.project, "the engine keeps the previous config").toBe(before);
+    expect(kit.engine.nextRun("nightly")!.utc, "the in-memory slot is the previous one").toBe("2027-01-10T02:30:00.000Z");
+    expect(kit.store.jobState.get("nightly")!.next_run).toBe("2027-01-10T02:30:00.000Z");
+
+    clock.set(at("2027-01-10T01:30:00.000Z")); // the new config's slot passes: nothing runs
+    expect(kit.runsOf("nightly")).toEqual([]);
+
+    kit.reloadYaml(daily("0200"));
+    expect(kit.engine.nextRun("nightly")!.utc).toBe("2027-01-10T02:00:00.000Z");
+    expect(kit.store.jobState.get("nightly")!.next_run).toBe("2027-01-10T02:00:00.000Z");
+    clock.set(at("2027-01-10T02:00:00.000Z"));
+    expect(kit.runsOf("nightly").map((r) => r.scheduled_for)).toEqual(["2027-01-10T02:00:00.000Z"]);
+  });
 });
