@@ -269,7 +269,7 @@ function stampsBySlot(dir: string, prefix: string): Array<{ slot: number; delays
     .sort((a, b) => a.slot - b.slot);
 }
 
-export async function firstDispatch(starts: number, later: number): Promise<BenchResult[]> {
+export async function firstDispatch(starts: number, later: number, env?: NodeJS.ProcessEnv): Promise<BenchResult[]> {
   const burstJobs = Array.from(
     { length: BURST },
     (_, i) => `  burst-${String(i).padStart(2, "0")}:\n    command: date +%s.%N >> out/burst-$SVC_SCHEDULED_AT.txt\n    frequency: "every:${SLOT_S}s"\n    concurrency: allow\n`,
@@ -285,7 +285,7 @@ export async function firstDispatch(starts: number, later: number): Promise<Benc
     mkdirSync(join(dir, "out"));
     // Start 1 s after a slot: the first slot comes ~9 s after the daemon started, as a daemon's first minute would.
     await sleepUntil(Math.ceil((Date.now() + 500) / (SLOT_S * 1_000)) * SLOT_S * 1_000 + 1_000);
-    const d = await startDaemon(dir);
+    const d = await startDaemon(dir, env ? { env } : {});
     const t = Date.now();
     await sleepUntil(Math.ceil(t / (SLOT_S * 1_000)) * SLOT_S * 1_000 + (later + 1) * SLOT_S * 1_000 + 2_000);
     await d.stop();

@@ -22,6 +22,7 @@ import { acquirePidLock } from "./pidLock.js";
 import { startupProblem } from "./preflight.js";
 import { startRetention } from "./retentionTimer.js";
 import { StartupError } from "./startupError.js";
+import { warmUp } from "./warmUp.js";
 
 export { StartupError } from "./startupError.js";
 
@@ -113,6 +114,9 @@ export class Daemon {
     this.engine = core.engine;
     this.notifier = core.notifier;
     this.metrics = core.metrics;
+    // Invisible warm-up of the dispatch path, alongside the first ticks (a few ms; why and figures: warmUp.ts).
+    const warming = warmUp({ store: db.store, daemonConfig: this.daemonConfig, cwd: paths.dataDir, log: this.log });
+    parts.add("warm-up", () => warming);
 
     const api = await startApi(
       {
