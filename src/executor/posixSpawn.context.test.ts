@@ -4,10 +4,12 @@
  * spawn, as they do for child_process. Linux with the binding built (npm install) only.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import { describeUnless } from "../../test/helpers/skip.js";
 import { posixSpawn, spawnMethod } from "./posixSpawn.js";
 
-describe.skipIf(spawnMethod !== "posix_spawn")("posix_spawn's exit callback", () => {
+const why = process.env.SVC_SPAWN === "fork" ? "SVC_SPAWN=fork: jobs are forked, the posix_spawn binding is not loaded" : "needs the posix_spawn binding (Linux, built by npm install)";
+describeUnless({ missing: spawnMethod === "posix_spawn" ? null : why }, "posix_spawn's exit callback", () => {
   it("runs in the AsyncLocalStorage context the spawn was made in", async () => {
     const als = new AsyncLocalStorage<{ job: string }>();
     const seen = await als.run({ job: "ctx-check" }, () => {
