@@ -533,7 +533,7 @@ function report(o: Outcome): BenchSection {
       value: sig(cappedPerHour),
       unit: "MB/h",
       ...(short ? {} : { target: `< ${sig(cappedTargetPerHour)} MB/h (${TARGET_RSS_MB} MB per ${mins(end - win)})`, ok: cappedPerHour < cappedTargetPerHour }),
-      notes: `${o.gcs.filter((g) => g.t > capped).length} full collections; ${sig((cappedPerHour * 24) / 1_000)} GB a day at that slope; the RSS line above also counts the warm-up, which lasts until retention caps the kept runs: SQLite's page cache filling to cache_size ${PAGE_CACHE_MIB} MiB (~17.5 MB of malloc) and the ring of recent run changes (src/api/runChanges.ts, 10,000 changes, ~14-17 MB) filling (docs/perf/NOTES.md)`,
+      notes: `${o.gcs.filter((g) => g.t > capped).length} full collections; ${sig((cappedPerHour * 24) / 1_000)} GB a day at that slope; the RSS line above also counts the warm-up, which lasts until retention caps the kept runs: SQLite's page cache filling to cache_size ${PAGE_CACHE_MIB} MiB (~17.5 MB of malloc) and the ring of recent run changes (src/api/runChanges.ts, each run's latest of the last 10,000 changes, ~1-2 MB since de56c0a; ~14-17 MB before) filling (docs/perf/NOTES.md)`,
     },
     {
       name: `RSS growth by kind, last ${mins(win)} minus the ${mins(win)} after the warm-up (medians): malloc's arena`,
