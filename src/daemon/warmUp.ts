@@ -2,7 +2,7 @@ import type { DaemonConfig } from "../config/types.js";
 import { startProcess } from "../executor/index.js";
 import type { Logger } from "../shared/logger.js";
 import { toError } from "../shared/toError.js";
-import type { Store } from "../store/index.js";
+import type { RunRecord, Store } from "../store/index.js";
 
 /**
  * Warms the dispatch path once at startup, invisibly, so that svcd's first
@@ -14,7 +14,7 @@ import type { Store } from "../store/index.js";
  *   (posix_spawn binding, pipes, line splitter, /proc start time), waited
  *   for; nobody hears of it;
  * - store: the engine's reads (a job's last finished run, a cycle's runs,
- *   the PENDING queue, the newest run) on a job name no job can have, and
+ *   a job's newest run) on a job name no job can have, and
  *   the RUNNING / SUCCESS / FAILED updates on run id -1 (they match no row),
  *   so their statements are prepared and SQLite's pages of job_runs' indexes
  *   are in the cache; a RunRecord through JSON.
@@ -47,11 +47,17 @@ function warmStore(store: Store): void {
   store.runs.lastFinished(NOBODY);
   store.runs.inCycle(NOBODY);
   store.runs.recent(NOBODY, 1);
-  store.runs.byStatus(["PENDING"]);
+  // (The PENDING queue is read by recovery just before: not read twice.)
   const at = new Date().toISOString();
-  // A RunRecord through JSON, as every run:status listener sends it (a fresh database has no run to read).
-  const newest = store.runs.audit({}, 1, 0).rows[0];
-  JSON.parse(JSON.stringify(newest ?? { id: 0, job_name: NOBODY, status: "PENDING", attempt: 1, trigger: "schedule", tags: [], params: {}, created_at: at }));
+  // A RunRecord's shape through JSON, as every run:status listener sends it; built here, not read: the
+  // newest run through runs.audit would count every row of job_runs on the event loop at startup.
+  const record: RunRecord = {
+    id: 0, job_name: NOBODY, status: "PENDING", attempt: 1, trigger: "schedule", triggered_by: "scheduler", reason: null,
+    cycle_id: NOBODY, tags: [], scheduled_for: at, created_at: at, started_at: null, finished_at: null, exit_code: null,
+    sla_breached: 0, hc_status: null, pid: null, pid_start: null, error: null, duration_ms: null, next_attempt_at: null,
+    scheduled_at: at, backfill_id: null, params: {},
+  };
+  JSON.parse(JSON.stringify(record));
   // The shapes of the engine's start and end updates (dispatcher.ts writeStarts, outcomes.ts ended); on
   // id -1 they change nothing and end in NotFoundError. A shape that drifts only loses its warm-up.
   const tries: [Parameters<Store["runs"]["transition"]>[1], Parameters<Store["runs"]["transition"]>[2], Parameters<Store["runs"]["transition"]>[3]][] = [
