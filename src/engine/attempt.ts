@@ -71,6 +71,11 @@ export class Attempt {
     return this.main.pid;
   }
 
+  /** Null once the main command's start is settled; else resolves when it is (see ProcessHandle.spawning). */
+  get spawning(): Promise<void> | null {
+    return this.main.spawning;
+  }
+
   /** Its /proc start time (see ProcessHandle.pidStart). */
   get pidStart(): string | null {
     return this.main.pidStart;

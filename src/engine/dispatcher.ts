@@ -183,34 +183,73 @@ export class Dispatcher {
       job,
       spec,
     );
-    started.push({ run, job, attempt, attemptNo, queued: ctx.waiting.get(run.id) });
+    // Its start instant is the spawn's (the pass's order, FIFO), not the later instant its start is recorded.
+    started.push({ run, job, attempt, attemptNo, queued: ctx.waiting.get(run.id), at: nowIso(ctx) });
     ctx.waiting.delete(run.id);
     ctx.attempts.set(run.id, attempt);
   }
 
   /**
    * Records the RUNNING transitions of the processes a pass started, in one
-   * transaction, still in the turn that spawned them (so before any line of
-   * theirs is read).
+   * transaction, before any line of theirs is read: at once for those whose
+   * start is settled (a fork, a failed start), and for those the kernel is
+   * still starting off the event loop (posix_spawn on a worker thread), in
+   * the turn after their spawn settles, together with every other start
+   * settled in the same turn (see recordSpawned).
    */
   private recordStarts(started: Started[]): void {
+    const now: Started[] = [];
+    for (const s of started) {
+      const spawning = s.attempt.spawning;
+      if (spawning === null) now.push(s);
+      else void spawning.then(() => this.spawned(s));
+    }
+    this.writeAndAnnounce(now);
+  }
+
+  /** Starts whose spawn has settled, to record in one transaction at the check phase of this loop turn. */
+  private settled: Started[] = [];
+
+  /**
+   * A spawn settled (on the event loop's poll phase, where libuv hands over
+   * the worker threads' results). Its RUNNING transition is written at the
+   * check phase of the same loop iteration, with those of the other spawns
+   * settled meanwhile: one commit for a burst. The process's pipes and exit
+   * watch were registered in this poll phase, so libuv reads them in the next
+   * one at the earliest: its lines follow its `--- attempt N ---` marker.
+   */
+  private spawned(s: Started): void {
+    this.settled.push(s);
+    if (this.settled.length > 1) return;
+    setImmediate(() => {
+      const batch = this.settled;
+      this.settled = [];
+      try {
+        this.writeAndAnnounce(batch);
+      } catch (e) {
+        this.ctx.log.error({ err: toError(e), runs: batch.map((b) => b.run.id) }, "could not record the start of runs: their processes were killed and the runs wait again");
+      }
+    });
+  }
+
+  /** The RUNNING transitions of `started`, committed in one transaction, then their events; the processes are killed if it fails. */
+  private writeAndAnnounce(started: Started[]): void {
     const { ctx } = this;
     if (started.length === 0) return;
-    const at = nowIso(ctx);
     let running: RunRecord[];
     try {
-      running = ctx.store.tx(() => this.writeStarts(started, at));
+      running = ctx.store.tx(() => this.writeStarts(started));
     } catch (e) {
       this.abandon(started);
       throw e;
     }
-    this.afterStarts(started, running, at);
+    this.afterStarts(started, running);
   }
 
   /** The RUNNING transitions and the jobs' locks of `started`; the caller's transaction commits them. */
-  private writeStarts(started: readonly Started[], at: string): RunRecord[] {
+  private writeStarts(started: readonly Started[]): RunRecord[] {
     const { ctx } = this;
-    const running = started.map(({ run, attempt, attemptNo }) =>
+    const running = started.map(({ run, attempt, attemptNo, at }) =>
       ctx.store.runs.transition(
         run.id,
         "RUNNING",
@@ -232,10 +271,10 @@ export class Dispatcher {
   }
 
   /** After the starts are committed: their events, the wait for each attempt's end, its marker line. */
-  private afterStarts(started: readonly Started[], running: readonly RunRecord[], at: string): void {
+  private afterStarts(started: readonly Started[], running: readonly RunRecord[]): void {
     const { ctx } = this;
     started.forEach(({ run }, i) => ctx.bus.emit("run:status", { run: running[i]!, from: run.status }));
-    started.forEach(({ job, attempt, attemptNo }, i) => {
+    started.forEach(({ job, attempt, attemptNo, at }, i) => {
       const run = running[i]!;
       void attempt.done.then((result) => this.recorder.ended({ run, job, result, finishedAt: ctx.clock.now() }));
       ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, at);
@@ -279,7 +318,6 @@ export class Dispatcher {
       ctx.attempts.size < ctx.daemon.scheduler.maxConcurrentJobs;
     if (!free) return this.createThenPump(fields, job);
     const started: Started[] = [];
-    const at = nowIso(ctx);
     let created!: RunRecord;
     let running: RunRecord[];
     try {
@@ -291,7 +329,9 @@ export class Dispatcher {
         const spec = prepareSpawn(ctx, created, job, start.attemptNo);
         if ("error" in spec) return []; // the pass after the commit records the failed dispatch
         this.spawn(created, job, start.attemptNo, spec, started);
-        return this.writeStarts(started, at);
+        // The kernel is still starting it: its RUNNING transition is recorded once it has a pid.
+        if (started[0]!.attempt.spawning !== null) return [];
+        return this.writeStarts(started);
       });
     } catch (e) {
       this.abandon(started);
@@ -303,7 +343,13 @@ export class Dispatcher {
       return ctx.store.runs.get(created.id) ?? created;
     }
     ctx.bus.emit("run:status", { run: created, from: null }); // its creation; it never waited in the queue
-    this.afterStarts(started, running, at);
+    if (running.length === 0) {
+      // Committed PENDING: should its start not be recorded, the run waits in the queue again.
+      started[0]!.queued = { id: created.id, job: created.job_name, cycleId: created.cycle_id, status: "PENDING", nextAttemptAt: null };
+      this.recordStarts(started);
+      return created;
+    }
+    this.afterStarts(started, running);
     return running[0]!;
   }
 
@@ -322,6 +368,8 @@ interface Started {
   attemptNo: number;
   /** Its queue entry, put back when the start cannot be recorded. */
   queued: Waiting | undefined;
+  /** When it was spawned: its attempt's start instant. */
+  at: string;
 }
 
 /** Waiting runs read per query in a dispatch pass. */

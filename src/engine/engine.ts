@@ -230,7 +230,8 @@ export class Engine {
   /** Marks the job's oldest PENDING run SKIPPED. */
   skip(name: string, opts: { by: string }): RunRecord {
     const job = this.job(name);
-    const pending = this.ctx.store.runs.byStatus(["PENDING"]).find((r) => r.job_name === job.name);
+    // A run whose process is being started (it holds a pool slot) is not waiting any more.
+    const pending = this.ctx.store.runs.byStatus(["PENDING"]).find((r) => r.job_name === job.name && !this.ctx.attempts.has(r.id));
     if (!pending) throw conflict(`job ${name} has no PENDING run to skip`);
     this.ctx.waiting.delete(pending.id);
     const skipped = setStatus(this.ctx, pending, "SKIPPED", { error: `skipped by ${opts.by}`, finished_at: nowIso(this.ctx) });

@@ -1,4 +1,5 @@
 import type { RunRecord, RunStatus } from "../store/types.js";
+import { isTerminal as isTerminalStatus } from "../store/runStatus.js";
 import { isPaused, type EngineContext } from "./context.js";
 import type { Facts } from "./outcomes.js";
 
@@ -16,7 +17,7 @@ export function gatherFacts(ctx: EngineContext, run: RunRecord, gateOpen: () => 
     job: ctx.project.jobs.get(run.job_name),
     cycle: {
       halted: ctx.halted.has(run.cycle_id),
-      runs: () => (cycleRuns ??= ctx.store.runs.inCycle(run.cycle_id)),
+      runs: () => (cycleRuns ??= startingAsRunning(ctx, ctx.store.runs.inCycle(run.cycle_id))),
     },
     downstreams: {
       of: (job) => ctx.downstreams.get(job) ?? NONE,
@@ -36,4 +37,15 @@ export function activeRunsOf(ctx: EngineContext, job: string, exceptId = -1): { 
   for (const a of ctx.attempts.values()) if (a.job.name === job && a.run.id !== exceptId) out.push({ id: a.run.id, status: "RUNNING" });
   for (const w of ctx.waiting.values()) if (w.job === job && w.status === "RETRYING" && w.id !== exceptId) out.push({ id: w.id, status: "RETRYING" });
   return out;
+}
+
+/**
+ * A run whose process the kernel is starting (its attempt holds a pool slot, posix_spawn runs on a
+ * worker thread) is still PENDING or RETRYING in the database until its start is recorded a turn
+ * later: decide() sees it as what it is, RUNNING, so a halted cycle stops it rather than skip a run
+ * whose process exists.
+ */
+function startingAsRunning(ctx: EngineContext, runs: RunRecord[]): RunRecord[] {
+  if (ctx.attempts.size === 0) return runs;
+  return runs.map((r) => (r.status !== "RUNNING" && ctx.attempts.has(r.id) && !isTerminalStatus(r.status) ? { ...r, status: "RUNNING" } : r));
 }

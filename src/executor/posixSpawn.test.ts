@@ -5,14 +5,37 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeUnless, type Requirement } from "../../test/helpers/skip.js";
 import { processStartTime } from "./liveness.js";
-import { posixSpawn, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
+import { posixSpawn, posixSpawnAsync, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-pspawn-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ENV = { PATH: "/usr/bin:/bin" };
 
-async function run(file: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
-  const child = posixSpawn(file, args, { cwd: opts.cwd ?? dir, env: opts.env ?? ENV });
+type Way = "posixSpawn" | "posixSpawnAsync";
+type Opts = { cwd: string; env: Record<string, string | undefined> };
+
+/** posixSpawn, or posixSpawnAsync (the kernel's part on a worker thread, how svcd starts jobs) as a promise. */
+function start(way: Way, file: string, args: string[], opts: Opts): Promise<SpawnedChild | NodeJS.ErrnoException | null> {
+  if (way === "posixSpawn") {
+    try {
+      return Promise.resolve(posixSpawn(file, args, opts));
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+  }
+  return new Promise((resolve, reject) => {
+    try {
+      const queued = posixSpawnAsync(file, args, opts, resolve);
+      if (queued === false) resolve(null);
+      else if (queued instanceof Error) resolve(queued);
+    } catch (e) {
+      reject(e as Error);
+    }
+  });
+}
+
+async function run(way: Way, file: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
+  const child = await start(way, file, args, { cwd: opts.cwd ?? dir, env: opts.env ?? ENV });
   if (child === null || child instanceof Error) throw new Error(`not started: ${String(child)}`);
   let out = "";
   let err = "";
@@ -42,8 +65,9 @@ describe("posixSpawn", () => {
           : "needs the posix_spawn binding: Linux only, built by npm install (npm run build:native)",
   };
   describeUnless(binding, "the child is the one child_process.spawn(detached, piped) gives", () => {
+   describe.each(["posixSpawn", "posixSpawnAsync"] as const)("%s", (way) => {
     it("runs in its own session and process group, in cwd, with exactly the environment given, stdin /dev/null", async () => {
-      const r = await run("/bin/sh", ["-c", 'echo "$$ $(cut -d" " -f5,6 /proc/$$/stat)"; pwd; env | sort; cat; echo err >&2; exit 3'], { env: { ...ENV, A: "1 2" } });
+      const r = await run(way, "/bin/sh", ["-c", 'echo "$$ $(cut -d" " -f5,6 /proc/$$/stat)"; pwd; env | sort; cat; echo err >&2; exit 3'], { env: { ...ENV, A: "1 2" } });
       const [pid, pgrp, session] = r.out.split("\n")[0]!.split(" ").map(Number);
       expect(pid).toBe(r.child.pid);
       expect(pgrp).toBe(pid);
@@ -54,40 +78,40 @@ describe("posixSpawn", () => {
     });
 
     it("every signal at its default and none blocked: SIGPIPE ends a writer (svcd ignores it), a signal's name is reported", async () => {
-      const status = await run("/bin/grep", ["-E", "^Sig(Blk|Ign)", "/proc/self/status"]);
+      const status = await run(way, "/bin/grep", ["-E", "^Sig(Blk|Ign)", "/proc/self/status"]);
       const blocked = /SigBlk:\s+([0-9a-f]+)/.exec(status.out)![1]!;
       const ignored = BigInt(`0x${/SigIgn:\s+([0-9a-f]+)/.exec(status.out)![1]!}`);
       expect(BigInt(`0x${blocked}`)).toBe(0n);
       expect(ignored & ~(3n << 31n)).toBe(0n); // only glibc's internal signals 32 and 33
-      const pipe = await run("/bin/sh", ["-c", "yes | head -n 1"]);
+      const pipe = await run(way, "/bin/sh", ["-c", "yes | head -n 1"]);
       expect([pipe.out, pipe.err, pipe.code]).toEqual(["y\n", "", 0]);
-      const killed = await run("/bin/sh", ["-c", "kill -TERM $$; sleep 5"]);
+      const killed = await run(way, "/bin/sh", ["-c", "kill -TERM $$; sleep 5"]);
       expect([killed.code, killed.signal]).toEqual([null, "SIGTERM"]);
     });
 
     it("looks a bare command up in the job's PATH, not svcd's", async () => {
-      const r = await run("true", [], { env: { PATH: "/nonexistent:/bin" } });
+      const r = await run(way, "true", [], { env: { PATH: "/nonexistent:/bin" } });
       expect(r.code).toBe(0);
-      const missing = posixSpawn("true", [], { cwd: dir, env: { PATH: "/nonexistent" } });
+      const missing = await start(way, "true", [], { cwd: dir, env: { PATH: "/nonexistent" } });
       expect((missing as NodeJS.ErrnoException).code).toBe("ENOENT");
     });
 
     it("runs an executable without a #! line with /bin/sh, as execvp does", async () => {
       writeFileSync(join(dir, "plain"), 'echo "plain $1"\n', { mode: 0o755 });
-      const r = await run("./plain", ["arg"]);
+      const r = await run(way, "./plain", ["arg"]);
       expect([r.out, r.code]).toEqual(["plain arg\n", 0]);
     });
 
-    it("says why a process could not start: no such command, a missing working directory, a NUL byte", () => {
-      expect((posixSpawn("no-such-command-svc", [], { cwd: dir, env: ENV }) as NodeJS.ErrnoException).code).toBe("ENOENT");
-      expect((posixSpawn("/bin/true", [], { cwd: join(dir, "nope"), env: ENV }) as NodeJS.ErrnoException).code).toBe("ENOENT");
-      expect(() => posixSpawn("/bin/echo", ["a\0b"], { cwd: dir, env: ENV })).toThrow(/null bytes/);
+    it("says why a process could not start: no such command, a missing working directory, a NUL byte", async () => {
+      expect(((await start(way, "no-such-command-svc", [], { cwd: dir, env: ENV })) as NodeJS.ErrnoException).code).toBe("ENOENT");
+      expect(((await start(way, "/bin/true", [], { cwd: join(dir, "nope"), env: ENV })) as NodeJS.ErrnoException).code).toBe("ENOENT");
+      await expect(start(way, "/bin/echo", ["a\0b"], { cwd: dir, env: ENV })).rejects.toThrow(/null bytes/);
     });
 
     it("gives each child's start time as /proc/<pid>/stat has it, or null (then read /proc)", async () => {
       let given = 0;
       for (let i = 0; i < 20; i++) {
-        const child = posixSpawn("/bin/sleep", ["0.2"], { cwd: dir, env: ENV }) as SpawnedChild;
+        const child = (await start(way, "/bin/sleep", ["0.2"], { cwd: dir, env: ENV })) as SpawnedChild;
         const closed = Promise.all([once(child.stdout, "close"), once(child.stderr, "close")]);
         // Read while it runs (sleep 0.2): /proc still has it.
         const read = processStartTime(child.pid);
@@ -105,15 +129,20 @@ describe("posixSpawn", () => {
     });
 
     it("reports each of many children's exit once, each to its own child", async () => {
-      const children = Array.from({ length: 20 }, (_, i) => posixSpawn("/bin/sh", ["-c", `exit ${i}`], { cwd: dir, env: ENV }) as SpawnedChild);
-      const codes = await Promise.all(children.map(async (c) => ((await once(c, "exit")) as [number])[0]));
+      // Each exit listened for as soon as its child exists (the exit is reported a turn later at the earliest).
+      const codes = await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          const c = (await start(way, "/bin/sh", ["-c", `exit ${i}`], { cwd: dir, env: ENV })) as SpawnedChild;
+          return ((await once(c, "exit")) as [number])[0];
+        }),
+      );
       expect(codes).toEqual(Array.from({ length: 20 }, (_, i) => i));
     });
 
     it("when polling the pidfd fails, the process group is killed at once and the exit says why; the next watch works", async () => {
       expect(testSeam.failNextExitWatch()).toBe(true);
       // A leader and a grandchild in its group that would each run for a minute.
-      const child = posixSpawn("/bin/sh", ["-c", "sleep 60 & sleep 60"], { cwd: dir, env: ENV }) as SpawnedChild;
+      const child = (await start(way, "/bin/sh", ["-c", "sleep 60 & sleep 60"], { cwd: dir, env: ENV })) as SpawnedChild;
       const [code, signal, watchError] = (await once(child, "exit")) as [number | null, string | null, string | undefined];
       expect([code, signal]).toEqual([null, "SIGKILL"]);
       expect(watchError).toBe("svcd lost track of the process (polling its pidfd failed: EBADF), so it killed its process group (SIGKILL) rather than leave it running unwatched");
@@ -128,8 +157,9 @@ describe("posixSpawn", () => {
       };
       await expect.poll(groupGone, { timeout: 5_000, message: "nothing of its group is left" }).toBe(true);
 
-      const next = await run("/bin/sh", ["-c", "sleep 0.2; exit 4"]);
+      const next = await run(way, "/bin/sh", ["-c", "sleep 0.2; exit 4"]);
       expect([next.code, next.signal]).toEqual([4, null]);
     });
+   });
   });
 });

@@ -40,6 +40,15 @@ interface Binding {
     cwd: string,
     onExit: (code: number | null, signo: number | null, watchError?: number | null) => void,
   ): [number, number, number, (string | null)?] | number;
+  /** spawn() on a libuv worker thread: onSpawned gets what spawn() returns, on the event loop. */
+  spawnAsync?(
+    file: string,
+    argv: string[],
+    envp: string[],
+    cwd: string,
+    onExit: (code: number | null, signo: number | null, watchError?: number | null) => void,
+    onSpawned: (result: [number, number, number, (string | null)?] | number) => void,
+  ): number | undefined;
   supported(): boolean;
   /** Test seam: the next spawn's exit watch fails (spawn.c). */
   failNextWatch(): void;
@@ -208,15 +217,10 @@ function startTimeOf(pid: number, given: string | null | undefined): string | nu
   return given;
 }
 
-/**
- * Starts `file` with `args` like child_process.spawn with `detached: true`
- * and piped stdout/stderr. Null when posix_spawn is not available here (the
- * caller forks); an ErrnoException when the process could not start
- * (ENOENT, EACCES, EMFILE...); throws on a NUL byte, as child_process does.
- */
-export function posixSpawn(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }): SpawnedChild | NodeJS.ErrnoException | null {
-  const b = binding;
-  if (b === null) return null;
+type SpawnResult = [number, number, number, (string | null)?] | number;
+
+/** What posixSpawn and posixSpawnAsync share: the checked arguments, the exit callback, the child once spawned. */
+function prepare(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) {
   for (const s of [file, opts.cwd, ...args]) checkNul(s);
   const envp = toEnvp(opts.env);
   const exe = lookUp(file, opts.cwd, opts.env.PATH);
@@ -227,13 +231,75 @@ export function posixSpawn(file: string, args: string[], opts: { cwd: string; en
     // A binding built before watchError existed passes two arguments.
     child.emit("exit", code, signal, typeof watchError === "number" ? lostWatch(watchError, signal) : undefined);
   };
-  let r = b.spawn(exe, [file, ...args], envp, opts.cwd, onExit);
+  /** The child, from the binding's [pid, stdout fd, stderr fd, start time]. */
+  const settle = (r: Exclude<SpawnResult, number>): SpawnedChild => {
+    child.pid = r[0];
+    child.startTime = startTimeOf(r[0], r[3]);
+    child.stdout = new Socket({ fd: r[1], readable: true, writable: false });
+    child.stderr = new Socket({ fd: r[2], readable: true, writable: false });
+    return child;
+  };
+  return { envp, exe, onExit, settle };
+}
+
+/**
+ * Starts `file` with `args` like child_process.spawn with `detached: true`
+ * and piped stdout/stderr. Null when posix_spawn is not available here (the
+ * caller forks); an ErrnoException when the process could not start
+ * (ENOENT, EACCES, EMFILE...); throws on a NUL byte, as child_process does.
+ * The event loop waits while the kernel starts the child (~0.7 ms here):
+ * svcd starts jobs with posixSpawnAsync; this one is the benchmarks' floor.
+ */
+export function posixSpawn(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }): SpawnedChild | NodeJS.ErrnoException | null {
+  const b = binding;
+  if (b === null) return null;
+  const p = prepare(file, args, opts);
+  if (p instanceof Error) return p;
+  let r = b.spawn(p.exe, [file, ...args], p.envp, opts.cwd, p.onExit);
   // An executable without a #! line: run it with /bin/sh, as execvp (and so child_process) does.
-  if (r === -osConstants.errno.ENOEXEC) r = b.spawn("/bin/sh", ["/bin/sh", exe, ...args], envp, opts.cwd, onExit);
+  if (r === -osConstants.errno.ENOEXEC) r = b.spawn("/bin/sh", ["/bin/sh", p.exe, ...args], p.envp, opts.cwd, p.onExit);
   if (typeof r === "number") return errnoError(-r, file);
-  child.pid = r[0];
-  child.startTime = startTimeOf(r[0], r[3]);
-  child.stdout = new Socket({ fd: r[1], readable: true, writable: false });
-  child.stderr = new Socket({ fd: r[2], readable: true, writable: false });
-  return child;
+  return p.settle(r);
+}
+
+/** Whether posixSpawnAsync can start processes here (the binding is loaded and has spawnAsync). */
+export const asyncSpawn = typeof binding?.spawnAsync === "function";
+
+/**
+ * posixSpawn with the spawn itself on a libuv worker thread: the event loop
+ * goes on (recording other runs, serving the API) while the kernel starts the
+ * child, which is most of a spawn's cost (posix_spawn returns once the child
+ * has exec'd). `done` gets the child or the ErrnoException, in a later turn,
+ * on the event loop; the child's pipes and exit watch exist from then on.
+ * Returns false when this binding cannot (the caller uses posixSpawn or
+ * forks); an ErrnoException (done is not called) when the arguments already
+ * say it cannot start (the command is not in PATH); throws on a NUL byte.
+ */
+export function posixSpawnAsync(
+  file: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string | undefined> },
+  done: (child: SpawnedChild | NodeJS.ErrnoException) => void,
+): boolean | NodeJS.ErrnoException {
+  const b = binding;
+  if (b === null || typeof b.spawnAsync !== "function") return false;
+  const spawnAsync = b.spawnAsync.bind(b);
+  const p = prepare(file, args, opts);
+  if (p instanceof Error) return p;
+  const onSpawned = (r: SpawnResult): void => {
+    // An executable without a #! line: run it with /bin/sh, as execvp (and so child_process) does.
+    if (r === -osConstants.errno.ENOEXEC && !shRetry) {
+      shRetry = true;
+      queue("/bin/sh", ["/bin/sh", p.exe, ...args]);
+      return;
+    }
+    done(typeof r === "number" ? errnoError(-r, file) : p.settle(r));
+  };
+  let shRetry = false;
+  const queue = (exe: string, argv: string[]): void => {
+    const r = spawnAsync(exe, argv, p.envp, opts.cwd, p.onExit, onSpawned);
+    if (typeof r === "number") queueMicrotask(() => done(errnoError(-r, file)));
+  };
+  queue(p.exe, [file, ...args]);
+  return true;
 }

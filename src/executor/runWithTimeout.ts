@@ -11,7 +11,7 @@ export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedP
   let stoppedByCaller = false;
   let timedOut = false;
   const timer =
-    opts.timeoutMs === null || handle.pid === null
+    opts.timeoutMs === null || (handle.pid === null && handle.spawning === null)
       ? undefined
       : setTimeout(() => {
           // A stop() the caller already asked for keeps its own reason (cancel).
@@ -23,9 +23,14 @@ export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedP
     return { ...info, timedOut };
   });
   return {
-    pid: handle.pid,
+    get pid() {
+      return handle.pid;
+    },
     get pidStart() {
       return handle.pidStart;
+    },
+    get spawning() {
+      return handle.spawning;
     },
     exited,
     stop: () => {

@@ -2,6 +2,8 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryLogger } from "../shared/logger.js";
+import { isGroupAlive } from "./liveness.js";
+import { spawnMethod } from "./posixSpawn.js";
 import { createHarness } from "./testkit.js";
 
 let h: ReturnType<typeof createHarness>;
@@ -15,6 +17,8 @@ afterEach(async () => {
 describe("startProcess: commands, env, cwd", () => {
   it("runs a string command through the shell", async () => {
     const r = h.start("echo hi; echo oops >&2; exit 3");
+    await r.handle.spawning; // posix_spawn on a worker thread: the pid comes a turn later
+    expect(r.handle.spawning).toBeNull();
     expect(r.handle.pid).toBeGreaterThan(1);
     expect(await r.exited).toEqual({ code: 3, signal: null, spawnError: null });
     expect(r.stdout).toEqual(["hi"]);
@@ -76,6 +80,7 @@ describe("startProcess: commands, env, cwd", () => {
 
   it("reports the pid start time of the leader", async () => {
     const r = h.start("sleep 0.2");
+    await r.handle.spawning;
     expect(r.handle.pidStart).toMatch(/^\d+$/);
     await r.exited;
   });
@@ -177,6 +182,46 @@ describe("startProcess: line capture", () => {
     expect((await r.exited).code).toBe(0);
     expect(seen).toEqual(["a", "b"]);
     expect(logger.entries.some((e) => e.level === "error" && /onLine/.test(e.msg))).toBe(true);
+  });
+});
+
+describe("startProcess: a process the kernel is still starting", () => {
+  // With the posix_spawn binding the spawn runs on a libuv worker thread: the handle exists a turn
+  // before its process (under SVC_SPAWN=fork it is settled at once, and these hold all the same).
+  it("has no pid until it is settled; then the pid and start time of the leader", async () => {
+    const r = h.start("sleep 0.2");
+    if (r.handle.spawning !== null) {
+      expect(spawnMethod).toBe("posix_spawn");
+      expect(r.handle.pid).toBeNull();
+      await r.handle.spawning;
+    }
+    expect(r.handle.spawning).toBeNull();
+    expect(isGroupAlive(r.handle.pid!)).toBe(true);
+    expect(r.handle.pidStart).toMatch(/^\d+$/);
+    expect((await r.exited).code).toBe(0);
+  });
+
+  it("a stop() asked for before it is settled ends it with SIGTERM once it exists", async () => {
+    const r = h.start("sleep 30");
+    r.handle.stop();
+    const info = await r.exited;
+    expect([info.code, info.signal]).toEqual([null, "SIGTERM"]);
+  });
+
+  it("a kill() asked for before it is settled ends it with SIGKILL, even after a stop()", async () => {
+    const r = h.start("sleep 30");
+    // Settled at once (fork), a stop() would already have sent its SIGTERM: only the kill is asked for there.
+    if (r.handle.spawning !== null) r.handle.stop();
+    r.handle.kill();
+    const info = await r.exited;
+    expect([info.code, info.signal]).toEqual([null, "SIGKILL"]);
+  });
+
+  it("a start that fails on the worker thread (a missing working directory) resolves with spawnError", async () => {
+    const r = h.start(["/bin/true"], { cwd: join(h.dir, "nope") });
+    await r.handle.spawning;
+    expect(r.handle.pid).toBeNull();
+    expect((await r.exited).spawnError).toMatch(/working directory .*nope does not exist/);
   });
 });
 

@@ -29,7 +29,7 @@ import type { Readable } from "node:stream";
 import { toError } from "../shared/toError.js";
 import { createLineSplitter, DEFAULT_MAX_LINE_BYTES } from "./lineSplitter.js";
 import { isGroupAlive, processStartTime, signalGroup, terminateGroup } from "./liveness.js";
-import { posixSpawn } from "./posixSpawn.js";
+import { posixSpawn, posixSpawnAsync, type SpawnedChild } from "./posixSpawn.js";
 import type { ExitInfo, OutStream, ProcessHandle, SpawnSpec, StartOptions } from "./types.js";
 
 export const DEFAULT_DRAIN_MS = 200;
@@ -46,7 +46,12 @@ export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle
   const [file, ...args] = argv;
   let child: Child;
   try {
-    // posix_spawn where it is available (Linux): no copy of svcd's memory per job (posixSpawn.ts).
+    // posix_spawn where it is available (Linux): no copy of svcd's memory per job, and the kernel's
+    // part of the start off the event loop (posixSpawn.ts).
+    const pending = pendingHandle(spec, opts);
+    const queued = posixSpawnAsync(file!, args, { cwd: spec.cwd, env: spec.env }, pending.settle);
+    if (queued instanceof Error) return failedHandle(spawnErrorReason(spec, queued));
+    if (queued) return pending.handle;
     const spawned = posixSpawn(file!, args, { cwd: spec.cwd, env: spec.env });
     if (spawned instanceof Error) return failedHandle(spawnErrorReason(spec, spawned));
     child = spawned ?? spawn(file!, args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
@@ -63,6 +68,48 @@ export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle
     );
   }
   return track(child, child.pid, opts);
+}
+
+/**
+ * The handle of a process posixSpawnAsync is starting: no pid yet, `spawning` resolves once it has one
+ * (or the start failed, and `exited` says why). A stop() or kill() asked for meanwhile applies to the
+ * process as soon as it exists.
+ */
+function pendingHandle(spec: SpawnSpec, opts: StartOptions): { handle: ProcessHandle; settle: (child: SpawnedChild | NodeJS.ErrnoException) => void } {
+  let inner: ProcessHandle | null = null;
+  let asked: "stop" | "kill" | null = null;
+  let resolveExited!: (info: ExitInfo) => void;
+  const exited = new Promise<ExitInfo>((r) => (resolveExited = r));
+  let resolveSpawning!: () => void;
+  const spawning = new Promise<void>((r) => (resolveSpawning = r));
+  const handle: ProcessHandle = {
+    get pid() {
+      return inner?.pid ?? null;
+    },
+    get pidStart() {
+      return inner?.pidStart ?? null;
+    },
+    get spawning() {
+      return inner === null ? spawning : null;
+    },
+    exited,
+    stop: () => {
+      if (inner) inner.stop();
+      else asked ??= "stop";
+    },
+    kill: () => {
+      if (inner) inner.kill();
+      else asked = "kill";
+    },
+  };
+  const settle = (child: SpawnedChild | NodeJS.ErrnoException): void => {
+    inner = child instanceof Error ? failedHandle(spawnErrorReason(spec, child)) : track(child, child.pid, opts);
+    void inner.exited.then(resolveExited);
+    if (asked === "kill") inner.kill();
+    else if (asked === "stop") inner.stop();
+    resolveSpawning();
+  };
+  return { handle, settle };
 }
 
 /** The argv to spawn, or a reason why there is none. */
@@ -105,7 +152,7 @@ function failedHandle(reason: string | Promise<string>): ProcessHandle {
   const exited = Promise.resolve(reason).then(
     (spawnError): ExitInfo => ({ code: null, signal: null, spawnError }),
   );
-  return { pid: null, pidStart: null, exited, stop: () => {}, kill: () => {} };
+  return { pid: null, pidStart: null, spawning: null, exited, stop: () => {}, kill: () => {} };
 }
 
 /** What track() needs of a child: a ChildProcess, or posixSpawn's equivalent. */
@@ -269,6 +316,7 @@ function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
     get pidStart() {
       return readPidStart();
     },
+    spawning: null,
     exited,
     stop,
     kill,

@@ -30,8 +30,15 @@ export interface ExitInfo {
 export type OutStream = "stdout" | "stderr";
 
 export interface ProcessHandle {
-  /** Pid of the group leader (= the process group id). Null when spawn failed. */
+  /** Pid of the group leader (= the process group id). Null when spawn failed, or while `spawning`. */
   readonly pid: number | null;
+  /**
+   * Null once the start is settled: `pid` is the process's, or null when it could not start. While the
+   * kernel is still starting it off the event loop (posix_spawn on a worker thread), a promise that
+   * resolves when it is settled, in the turn whose end is before any line or the exit of the process
+   * can be read.
+   */
+  readonly spawning: Promise<void> | null;
   /**
    * Start time of the process from /proc/<pid>/stat field 22 (clock ticks
    * since boot), read right after spawn; guards against pid reuse. Null when

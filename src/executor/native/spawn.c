@@ -165,39 +165,72 @@ static long long boottime_ticks(void) {
   return ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec) / ns_per_tick;
 }
 
-static napi_value spawn_child(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value args[5];
-  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 5) {
-    napi_throw_type_error(env, NULL, "spawn(file, argv, envp, cwd, onExit)");
-    return NULL;
-  }
-  char* file = c_string(env, args[0]);
-  char** argv = c_strings(env, args[1]);
-  char** envp = c_strings(env, args[2]);
-  char* cwd = c_string(env, args[3]);
-  int err = 0;
-  int out[2] = {-1, -1}, errp[2] = {-1, -1};
-  pid_t pid = -1;
-  long long before = -1, after = -2;
+/* One spawn: its arguments as C strings, then what posix_spawn made of them. */
+typedef struct {
+  char* file;
+  char** argv;
+  char** envp;
+  char* cwd;
+  int err;     /* 0, or the errno that stopped the spawn (the child is gone then) */
+  pid_t pid;
+  int out[2];  /* stdout's pipe; out[1] is closed after the spawn */
+  int errp[2]; /* stderr's pipe */
+  int pidfd;   /* -1 when the watch could not be opened (err says why) */
+  long long before, after;
+  int fail_watch; /* failNextWatch() was pending when this spawn was asked for */
+  /* spawnAsync only */
+  napi_async_work work;
+  napi_ref on_exit;
+  napi_ref on_spawned;
+} spawn_request;
+
+static void free_request(spawn_request* r) {
+  free(r->file);
+  free(r->cwd);
+  free_strings(r->argv);
+  free_strings(r->envp);
+  free(r);
+}
+
+/* The arguments of spawn()/spawnAsync() (file, argv, envp, cwd) as a request; NULL and a thrown error when they are not strings. */
+static spawn_request* read_request(napi_env env, napi_value* args) {
+  spawn_request* r = calloc(1, sizeof(spawn_request));
+  if (!r) return NULL;
+  r->file = c_string(env, args[0]);
+  r->argv = c_strings(env, args[1]);
+  r->envp = c_strings(env, args[2]);
+  r->cwd = c_string(env, args[3]);
+  r->out[0] = r->out[1] = r->errp[0] = r->errp[1] = r->pidfd = -1;
+  r->pid = -1;
+  r->before = -1;
+  r->after = -2;
+  r->fail_watch = fail_next_watch;
+  fail_next_watch = 0;
+  if (!r->file || !r->argv || !r->envp || !r->cwd) r->err = ENOMEM;
+  return r;
+}
+
+/*
+ * posix_spawn and the pidfd that watches the child, without touching JS or the loop: spawnAsync
+ * runs it on a libuv worker thread, so the event loop does not wait while the kernel starts the
+ * child (posix_spawn returns only once the child has exec'd: CLONE_VFORK).
+ */
+static void do_spawn(spawn_request* r) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
   int have_actions = 0, have_attr = 0;
-
-  if (!file || !argv || !envp || !cwd) {
-    err = ENOMEM;
-    goto done;
-  }
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+  int err = r->err;
+  if (err != 0) goto done;
+  if (pipe2(r->out, O_CLOEXEC) != 0 || pipe2(r->errp, O_CLOEXEC) != 0) {
     err = errno;
     goto done;
   }
   if ((err = posix_spawn_file_actions_init(&actions)) != 0) goto done;
   have_actions = 1;
   if ((err = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) != 0 ||
-      (err = posix_spawn_file_actions_adddup2(&actions, out[1], 1)) != 0 ||
-      (err = posix_spawn_file_actions_adddup2(&actions, errp[1], 2)) != 0 ||
-      (err = posix_spawn_file_actions_addchdir_np(&actions, cwd)) != 0)
+      (err = posix_spawn_file_actions_adddup2(&actions, r->out[1], 1)) != 0 ||
+      (err = posix_spawn_file_actions_adddup2(&actions, r->errp[1], 2)) != 0 ||
+      (err = posix_spawn_file_actions_addchdir_np(&actions, r->cwd)) != 0)
     goto done;
   if ((err = posix_spawnattr_init(&attr)) != 0) goto done;
   have_attr = 1;
@@ -209,72 +242,152 @@ static napi_value spawn_child(napi_env env, napi_callback_info info) {
   if ((err = posix_spawnattr_setsigdefault(&attr, &all)) != 0 || (err = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
       (err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) != 0)
     goto done;
-  before = boottime_ticks();
-  err = posix_spawn(&pid, file, &actions, &attr, argv, envp);
-  after = boottime_ticks();
+  r->before = boottime_ticks();
+  err = posix_spawn(&r->pid, r->file, &actions, &attr, r->argv, r->envp);
+  r->after = boottime_ticks();
+  if (err == 0) {
+    /* Watch the exit. Without a pidfd the child would be left unwatched: kill it rather. */
+    r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+    if (r->fail_watch && r->pidfd >= 0) {
+      int broken[2];
+      if (pipe2(broken, O_CLOEXEC) == 0) {
+        close(broken[0]); /* no reader left: polling the write end reports EPOLLERR */
+        close(r->pidfd);
+        r->pidfd = broken[1];
+      }
+    }
+    if (r->pidfd < 0) {
+      err = errno;
+      kill(r->pid, SIGKILL);
+      waitpid(r->pid, NULL, 0);
+    }
+  }
 
 done:
   if (have_actions) posix_spawn_file_actions_destroy(&actions);
   if (have_attr) posix_spawnattr_destroy(&attr);
-  free(file);
-  free(cwd);
-  free_strings(argv);
-  free_strings(envp);
-  if (out[1] >= 0) close(out[1]);
-  if (errp[1] >= 0) close(errp[1]);
+  if (r->out[1] >= 0) close(r->out[1]);
+  if (r->errp[1] >= 0) close(r->errp[1]);
+  r->out[1] = r->errp[1] = -1;
   if (err != 0) {
-    if (out[0] >= 0) close(out[0]);
-    if (errp[0] >= 0) close(errp[0]);
-    return make_int(env, -err);
+    if (r->out[0] >= 0) close(r->out[0]);
+    if (r->errp[0] >= 0) close(r->errp[0]);
+    r->out[0] = r->errp[0] = -1;
   }
+  r->err = err;
+}
 
-  /* Watch the exit. Without a pidfd the child would be left unwatched: kill it rather. */
+/*
+ * On the event loop's thread, after do_spawn: the exit watch on the loop, and what spawn() returns
+ * ([pid, stdoutFd, stderrFd, startTime] or a negative errno). Takes over r's pidfd.
+ */
+static napi_value finish_spawn(napi_env env, spawn_request* r, napi_value on_exit) {
+  if (r->err != 0) return make_int(env, -r->err);
   child_watch* w = calloc(1, sizeof(child_watch));
   uv_loop_t* loop = NULL;
-  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-  if (fail_next_watch && pidfd >= 0) {
-    int broken[2];
-    if (pipe2(broken, O_CLOEXEC) == 0) {
-      fail_next_watch = 0;
-      close(broken[0]); /* no reader left: polling the write end reports EPOLLERR */
-      close(pidfd);
-      pidfd = broken[1];
-    }
-  }
-  if (!w || pidfd < 0 || napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &w->poll, pidfd) != 0) {
-    int e = pidfd < 0 ? errno : ENOMEM;
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    if (pidfd >= 0) close(pidfd);
+  if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &w->poll, r->pidfd) != 0) {
+    kill(r->pid, SIGKILL);
+    waitpid(r->pid, NULL, 0);
+    close(r->pidfd);
     free(w);
-    close(out[0]);
-    close(errp[0]);
-    return make_int(env, -e);
+    close(r->out[0]);
+    close(r->errp[0]);
+    return make_int(env, -ENOMEM);
   }
-  w->pid = pid;
-  w->pidfd = pidfd;
+  w->pid = r->pid;
+  w->pidfd = r->pidfd;
   w->env = env;
   napi_value resource_name;
   napi_create_string_utf8(env, "svc:posix_spawn", NAPI_AUTO_LENGTH, &resource_name);
   napi_async_init(env, NULL, resource_name, &w->async);
-  napi_create_reference(env, args[4], 1, &w->on_exit);
+  napi_create_reference(env, on_exit, 1, &w->on_exit);
   uv_poll_start(&w->poll, UV_READABLE, on_readable);
 
   napi_value result;
   napi_create_array_with_length(env, 4, &result);
-  napi_set_element(env, result, 0, make_int(env, pid));
-  napi_set_element(env, result, 1, make_int(env, out[0]));
-  napi_set_element(env, result, 2, make_int(env, errp[0]));
+  napi_set_element(env, result, 0, make_int(env, r->pid));
+  napi_set_element(env, result, 1, make_int(env, r->out[0]));
+  napi_set_element(env, result, 2, make_int(env, r->errp[0]));
   napi_value start;
-  if (before >= 0 && before == after) {
+  if (r->before >= 0 && r->before == r->after) {
     char text[24];
-    snprintf(text, sizeof text, "%lld", before);
+    snprintf(text, sizeof text, "%lld", r->before);
     napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &start);
   } else {
     napi_get_null(env, &start);
   }
   napi_set_element(env, result, 3, start);
   return result;
+}
+
+static napi_value spawn_child(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value args[5];
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 5) {
+    napi_throw_type_error(env, NULL, "spawn(file, argv, envp, cwd, onExit)");
+    return NULL;
+  }
+  spawn_request* r = read_request(env, args);
+  if (!r) return make_int(env, -ENOMEM);
+  do_spawn(r);
+  napi_value result = finish_spawn(env, r, args[4]);
+  free_request(r);
+  return result;
+}
+
+static void async_execute(napi_env env, void* data) {
+  do_spawn((spawn_request*)data);
+}
+
+static void async_complete(napi_env env, napi_status status, void* data) {
+  spawn_request* r = (spawn_request*)data;
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value on_exit, on_spawned, global, result;
+  napi_get_reference_value(env, r->on_exit, &on_exit);
+  napi_get_reference_value(env, r->on_spawned, &on_spawned);
+  napi_get_global(env, &global);
+  /* A cancelled work never ran (never the case: svc does not cancel spawns): the spawn did not happen. */
+  if (status != napi_ok && r->err == 0) r->err = ECANCELED;
+  result = finish_spawn(env, r, on_exit);
+  napi_delete_reference(env, r->on_exit);
+  napi_delete_reference(env, r->on_spawned);
+  napi_delete_async_work(env, r->work);
+  free_request(r);
+  napi_call_function(env, global, on_spawned, 1, &result, NULL);
+  napi_close_handle_scope(env, scope);
+}
+
+/*
+ * spawnAsync(file, argv, envp, cwd, onExit, onSpawned): spawn() on a libuv worker thread.
+ * onSpawned(result) is called on the event loop with what spawn() would have returned; onExit as
+ * for spawn(). Returns undefined (a negative errno when the request could not be queued).
+ */
+static napi_value spawn_async(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value args[6];
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 6) {
+    napi_throw_type_error(env, NULL, "spawnAsync(file, argv, envp, cwd, onExit, onSpawned)");
+    return NULL;
+  }
+  spawn_request* r = read_request(env, args);
+  if (!r) return make_int(env, -ENOMEM);
+  napi_value name;
+  napi_create_string_utf8(env, "svc:posix_spawn", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_async_work(env, NULL, name, async_execute, async_complete, r, &r->work) != napi_ok) {
+    free_request(r);
+    return make_int(env, -ENOMEM);
+  }
+  napi_create_reference(env, args[4], 1, &r->on_exit);
+  napi_create_reference(env, args[5], 1, &r->on_spawned);
+  if (napi_queue_async_work(env, r->work) != napi_ok) {
+    napi_delete_reference(env, r->on_exit);
+    napi_delete_reference(env, r->on_spawned);
+    napi_delete_async_work(env, r->work);
+    free_request(r);
+    return make_int(env, -ENOMEM);
+  }
+  return NULL;
 }
 
 /* Whether this kernel has pidfd_open (Linux 5.3+): probed once, on this process. */
@@ -295,6 +408,8 @@ NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "spawn", NAPI_AUTO_LENGTH, spawn_child, NULL, &fn);
   napi_set_named_property(env, exports, "spawn", fn);
+  napi_create_function(env, "spawnAsync", NAPI_AUTO_LENGTH, spawn_async, NULL, &fn);
+  napi_set_named_property(env, exports, "spawnAsync", fn);
   napi_create_function(env, "supported", NAPI_AUTO_LENGTH, supported, NULL, &fn);
   napi_set_named_property(env, exports, "supported", fn);
   napi_create_function(env, "failNextWatch", NAPI_AUTO_LENGTH, fail_next_watch_fn, NULL, &fn);
