@@ -205,7 +205,8 @@ describe("svc_dispatch_delay_seconds", () => {
     const metrics = createMetrics({ bus: kit.bus, store: kit.store, engine: kit.engine, project: () => kit.engine.testSeam().ctx.project, databasePath: join(kit.dir, ".svc", "svc.db"), version: "t" });
     try {
       clock.set(Date.parse("2027-01-04T10:00:02.500Z")); // the tick notices the 10:00 slot 2.5 s late
-      const run = await kit.waitFor("the scheduled run", () => kit.store.runs.recent("h", 1)[0]);
+      // Observed when its start is recorded (a turn after the spawn, with posix_spawn off the event loop).
+      const run = await kit.waitFor("the scheduled run's start", () => kit.store.runs.recent("h", 1).find((r) => r.status !== "PENDING"));
       kit.engine.runNow("m", { triggeredBy: "test" }); // manual: not a dispatch delay
       const s = parseExposition((await metrics.render()).toString("utf8"));
       expect(run.scheduled_for).toBe("2027-01-04T10:00:00.000Z");

@@ -38,6 +38,8 @@ export class Attempt {
   private stopReason: string | null = null;
   /** Set by discard(): no line or output of this attempt is stored. */
   private discarded = false;
+  /** Lines that came before the start was recorded (see recorded()); null once it is. */
+  private held: Array<[LogStream, string, string]> | null = [];
   private current: TimedProcessHandle | null = null;
   /** The last log timestamp and its ISO text. */
   private stampMs = Number.NaN;
@@ -111,6 +113,18 @@ export class Attempt {
     return handle;
   }
 
+  /**
+   * The start is recorded (RUNNING): its `marker` line goes first, at `at`, then the lines that came
+   * before (held until now, each with its own time), and from now on every line as it comes.
+   */
+  recorded(marker: string, at: string): void {
+    const held = this.held;
+    this.held = null;
+    if (this.discarded) return;
+    this.deps.store.logs.append(this.run.id, "stdout", marker, at);
+    for (const [stream, line, ts] of held ?? []) this.deps.store.logs.append(this.run.id, stream, line, ts);
+  }
+
   private append(stream: LogStream, line: string): void {
     if (this.discarded) return;
     // A fast writer sends many lines per millisecond: format each millisecond's timestamp once.
@@ -119,7 +133,8 @@ export class Attempt {
       this.stampMs = now;
       this.stampIso = iso(now);
     }
-    this.deps.store.logs.append(this.run.id, stream, line, this.stampIso);
+    if (this.held !== null) this.held.push([stream, line, this.stampIso]);
+    else this.deps.store.logs.append(this.run.id, stream, line, this.stampIso);
   }
 
   private async finish(

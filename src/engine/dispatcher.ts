@@ -3,7 +3,7 @@ import { toError } from "../shared/toError.js";
 import type { RunRecord } from "../store/types.js";
 import { applyEffects } from "./apply.js";
 import { Attempt } from "./attempt.js";
-import { announceRun, createRun, insertRun, nowIso, type EngineContext, type NewRunFields, type Waiting } from "./context.js";
+import { announceRun, insertRun, nowIso, type EngineContext, type NewRunFields, type Waiting } from "./context.js";
 import { activeRunsOf, gatherFacts } from "./facts.js";
 import { gateIsOpen } from "./gate.js";
 import { decide, type Effect } from "./outcomes.js";
@@ -191,39 +191,46 @@ export class Dispatcher {
 
   /**
    * Records the RUNNING transitions of the processes a pass started, in one
-   * transaction, before any line of theirs is read: at once for those whose
-   * start is settled (a fork, a failed start), and for those the kernel is
-   * still starting off the event loop (posix_spawn on a worker thread), in
-   * the turn after their spawn settles, together with every other start
-   * settled in the same turn (see recordSpawned).
+   * transaction: at once for those whose start is settled (a fork, a failed
+   * start), and for those the kernel is still starting off the event loop
+   * (posix_spawn on a worker thread), once their spawn settles (see starting).
    */
   private recordStarts(started: Started[]): void {
     const now: Started[] = [];
     for (const s of started) {
       const spawning = s.attempt.spawning;
-      if (spawning === null) now.push(s);
-      else void spawning.then(() => this.spawned(s));
+      if (spawning === null) {
+        now.push(s);
+        continue;
+      }
+      const entry = { start: s, settled: false };
+      this.starting.push(entry);
+      void spawning.then(() => {
+        entry.settled = true;
+        this.flushSoon();
+      });
     }
     this.writeAndAnnounce(now);
   }
 
-  /** Starts whose spawn has settled, to record in one transaction at the check phase of this loop turn. */
-  private settled: Started[] = [];
-
   /**
-   * A spawn settled (on the event loop's poll phase, where libuv hands over
-   * the worker threads' results). Its RUNNING transition is written at the
-   * check phase of the same loop iteration, with those of the other spawns
-   * settled meanwhile: one commit for a burst. The process's pipes and exit
-   * watch were registered in this poll phase, so libuv reads them in the next
-   * one at the earliest: its lines follow its `--- attempt N ---` marker.
+   * Starts spawned off the event loop, in the order they were dispatched. Worker threads may
+   * settle them in another order; they are recorded in this one (FIFO: RUNNING events and
+   * started_at follow the queue), each batch at the check phase of the loop turn in which the
+   * spawns before it have settled: one commit for a burst. Lines a process prints before its start
+   * is recorded wait in its attempt (Attempt.recorded), after its `--- attempt N ---` marker.
    */
-  private spawned(s: Started): void {
-    this.settled.push(s);
-    if (this.settled.length > 1) return;
+  private starting: Array<{ start: Started; settled: boolean }> = [];
+  private flushing = false;
+
+  private flushSoon(): void {
+    if (this.flushing) return;
+    this.flushing = true;
     setImmediate(() => {
-      const batch = this.settled;
-      this.settled = [];
+      this.flushing = false;
+      let n = 0;
+      while (n < this.starting.length && this.starting[n]!.settled) n++;
+      const batch = this.starting.splice(0, n).map((e) => e.start);
       try {
         this.writeAndAnnounce(batch);
       } catch (e) {
@@ -277,7 +284,7 @@ export class Dispatcher {
     started.forEach(({ job, attempt, attemptNo, at }, i) => {
       const run = running[i]!;
       void attempt.done.then((result) => this.recorder.ended({ run, job, result, finishedAt: ctx.clock.now() }));
-      ctx.store.logs.append(run.id, "stdout", `--- attempt ${attemptNo} ---`, at);
+      attempt.recorded(`--- attempt ${attemptNo} ---`, at);
     });
   }
 
@@ -299,65 +306,141 @@ export class Dispatcher {
   }
 
   /**
-   * A new run (a manual trigger, a retry) and its start in one transaction: when it may start at
-   * once, its INSERT and its RUNNING transition are one commit instead of two. That is the case
-   * when nothing else waits (no run is passed over, FIFO holds), a pool slot and a
-   * max_concurrent_jobs slot are free, its job's config prepares a command, and decide() says
-   * start; otherwise the run is created and the queue pumped as before. Events follow the commit:
-   * the new run's (PENDING), then its RUNNING one. When the commit fails, the process is killed
-   * before it printed anything and the error goes to the caller: no run was made.
+   * A new run (a manual trigger, a retry), started at once when it may: when nothing else waits
+   * (no run is passed over, FIFO holds), a pool slot and a max_concurrent_jobs slot are free, its
+   * job's config prepares a command, and decide() says start; otherwise the run is created and the
+   * queue pumped as before. Its row is committed before this returns; events follow the commit: the
+   * new run's (PENDING), then its RUNNING one. Where a start settles at once (fork), the INSERT and
+   * the RUNNING transition are one commit, and when that commit fails the process is killed before
+   * it printed anything and the error goes to the caller: no run was made. Where the kernel starts
+   * the process off the event loop (posix_spawn), the run comes back PENDING and holding its pool
+   * slot; its RUNNING transition follows a turn later (recordStarts).
    */
   createAndStart(fields: NewRunFields, job: JobConfig): RunRecord {
     const { ctx } = this;
     ctx.backfills.admit();
+    let made!: Made;
+    try {
+      made = ctx.store.tx(() => this.createOne(fields, job, false));
+    } catch (e) {
+      this.abandon(this.lastStarted);
+      throw e;
+    }
+    return this.announceMade([made])[0]!;
+  }
+
+  /**
+   * createAndStart for the API: the runs asked for in one loop turn are created (and started, as
+   * createAndStart does) in one transaction at its check phase, and each promise resolves once that
+   * transaction is committed, so an answer acknowledges a stored run. A run whose write fails (its
+   * savepoint is rolled back) rejects alone; a failed commit rejects them all, and no run was made.
+   */
+  createSoon(fields: NewRunFields, job: JobConfig): Promise<RunRecord> {
+    return new Promise((resolve, reject) => {
+      this.asked.push({ fields, job, resolve, reject });
+      if (this.asked.length === 1) setImmediate(() => this.createAsked());
+    });
+  }
+
+  private asked: Array<{ fields: NewRunFields; job: JobConfig; resolve: (r: RunRecord) => void; reject: (e: unknown) => void }> = [];
+
+  private createAsked(): void {
+    const { ctx } = this;
+    const batch = this.asked;
+    this.asked = [];
+    ctx.backfills.admit();
+    const outcomes: Array<Made | { error: unknown }> = [];
+    const all: Started[] = [];
+    try {
+      ctx.store.tx(() => {
+        let queued = false;
+        for (const a of batch) {
+          try {
+            // Its own savepoint: a write that fails takes only this run back.
+            const made = ctx.store.tx(() => this.createOne(a.fields, a.job, queued));
+            queued ||= made.started.length === 0;
+            all.push(...made.started);
+            outcomes.push(made);
+          } catch (e) {
+            this.abandon(this.lastStarted);
+            outcomes.push({ error: e });
+          }
+        }
+      });
+    } catch (e) {
+      this.abandon(all);
+      for (const a of batch) a.reject(e);
+      return;
+    }
+    const made = outcomes.filter((o): o is Made => !("error" in o));
+    const records = this.announceMade(made);
+    let k = 0;
+    outcomes.forEach((o, i) => ("error" in o ? batch[i]!.reject(o.error) : batch[i]!.resolve(records[k++]!)));
+  }
+
+  /** The processes the last createOne spawned (for abandon when its transaction fails). */
+  private lastStarted: Started[] = [];
+
+  /**
+   * createAndStart's writes, in the caller's transaction: the run's INSERT, and when it may start at
+   * once (see createAndStart; `behind`: a run created before it in the same transaction waits), its
+   * spawn and, when that settled at once, its RUNNING transition.
+   */
+  private createOne(fields: NewRunFields, job: JobConfig, behind: boolean): Made {
+    const { ctx } = this;
+    const started: Started[] = [];
+    this.lastStarted = started;
+    const created = insertRun(ctx, fields, job);
     const free =
+      !behind &&
       !this.pumping &&
       !ctx.stopping &&
       ctx.waiting.size === 0 &&
       ctx.attempts.size < ctx.daemon.executor.poolSize &&
       ctx.attempts.size < ctx.daemon.scheduler.maxConcurrentJobs;
-    if (!free) return this.createThenPump(fields, job);
-    const started: Started[] = [];
-    let created!: RunRecord;
-    let running: RunRecord[];
-    try {
-      running = ctx.store.tx(() => {
-        created = insertRun(ctx, fields, job);
-        const effects = decide({ kind: "ready" }, gatherFacts(ctx, created, () => this.gateOpen(created, job, new Map())), ctx.clock.now(), ctx.random);
-        const start = effects.length === 1 && effects[0]!.kind === "start" ? effects[0] : null;
-        if (!start || start.kind !== "start") return [];
-        const spec = prepareSpawn(ctx, created, job, start.attemptNo);
-        if ("error" in spec) return []; // the pass after the commit records the failed dispatch
-        this.spawn(created, job, start.attemptNo, spec, started);
-        // The kernel is still starting it: its RUNNING transition is recorded once it has a pid.
-        if (started[0]!.attempt.spawning !== null) return [];
-        return this.writeStarts(started);
-      });
-    } catch (e) {
-      this.abandon(started);
-      throw e;
-    }
-    if (started.length === 0) {
-      announceRun(ctx, created);
-      this.pump();
-      return ctx.store.runs.get(created.id) ?? created;
-    }
-    ctx.bus.emit("run:status", { run: created, from: null }); // its creation; it never waited in the queue
-    if (running.length === 0) {
+    if (!free) return { created, started, running: null };
+    const effects = decide({ kind: "ready" }, gatherFacts(ctx, created, () => this.gateOpen(created, job, new Map())), ctx.clock.now(), ctx.random);
+    const start = effects.length === 1 && effects[0]!.kind === "start" ? effects[0] : null;
+    if (!start || start.kind !== "start") return { created, started, running: null };
+    const spec = prepareSpawn(ctx, created, job, start.attemptNo);
+    if ("error" in spec) return { created, started, running: null }; // the pass after the commit records the failed dispatch
+    this.spawn(created, job, start.attemptNo, spec, started);
+    // The kernel is still starting it: its RUNNING transition is recorded once it has a pid.
+    if (started[0]!.attempt.spawning !== null) return { created, started, running: null };
+    return { created, started, running: this.writeStarts(started)[0]! };
+  }
+
+  /** After the commit of createOne's writes: their events, the queue, the starts to record; the runs as they are now. */
+  private announceMade(made: readonly Made[]): RunRecord[] {
+    const { ctx } = this;
+    let pump = false;
+    const out = made.map(({ created, started, running }) => {
+      if (started.length === 0) {
+        announceRun(ctx, created);
+        pump = true;
+        return created;
+      }
+      ctx.bus.emit("run:status", { run: created, from: null }); // its creation; it never waited in the queue
+      if (running !== null) {
+        this.afterStarts(started, [running]);
+        return running;
+      }
       // Committed PENDING: should its start not be recorded, the run waits in the queue again.
       started[0]!.queued = { id: created.id, job: created.job_name, cycleId: created.cycle_id, status: "PENDING", nextAttemptAt: null };
       this.recordStarts(started);
       return created;
-    }
-    this.afterStarts(started, running);
-    return running[0]!;
-  }
-
-  private createThenPump(fields: NewRunFields, job: JobConfig): RunRecord {
-    const run = createRun(this.ctx, fields, job);
+    });
+    if (!pump) return out;
     this.pump();
-    return this.ctx.store.runs.get(run.id) ?? run;
+    return out.map((r, i) => (made[i]!.started.length === 0 ? (ctx.store.runs.get(r.id) ?? r) : r));
   }
+}
+
+/** A run createOne made: its row, the process it spawned (none, or one), its RUNNING row when the start settled at once. */
+interface Made {
+  created: RunRecord;
+  started: Started[];
+  running: RunRecord | null;
 }
 
 /** A process a dispatch pass started, before its RUNNING transition is recorded. */

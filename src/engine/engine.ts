@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { formatDuration } from "../config/index.js";
-import type { ProjectConfig } from "../config/types.js";
+import type { JobConfig, ProjectConfig } from "../config/types.js";
 import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
 import type { BackfillRecord, JobStateRow, RunRecord } from "../store/types.js";
-import { createContext, downstreamIndex, nowIso, setStatus, type EngineContext, type EngineDeps } from "./context.js";
+import { createContext, downstreamIndex, nowIso, setStatus, type EngineContext, type EngineDeps, type NewRunFields } from "./context.js";
 import { Dispatcher } from "./dispatcher.js";
 import { checkParams } from "../config/params.js";
 import { cancelBackfill, createBackfill, planBackfill, type BackfillPlan, type BackfillRequest } from "./backfill.js";
@@ -30,6 +30,15 @@ export interface StartSummary {
  * else changes run state. Every operation is synchronous up to the point a
  * subprocess starts; run completion arrives later through the event bus.
  */
+/** What a manual run is asked for with (runNow, trigger). */
+export interface ManualRunOptions {
+  reason?: string | null;
+  params?: unknown;
+  triggeredBy: string;
+  /** Join this earlier cycle (a full id or a unique prefix) instead of a new one. */
+  cycleId?: string;
+}
+
 export class Engine {
   private readonly ctx: EngineContext;
   private readonly pool: Dispatcher;
@@ -137,7 +146,21 @@ export class Engine {
    * in it. Paused jobs may still be run by hand. `params` are checked against the job's declaration
    * (CONTRACT §7.2): any problem is a validation error naming every bad field, and no run is created.
    */
-  runNow(name: string, opts: { reason?: string | null; params?: unknown; triggeredBy: string; cycleId?: string }): RunRecord {
+  runNow(name: string, opts: ManualRunOptions): RunRecord {
+    const { fields, job } = this.manualRun(name, opts);
+    return this.pool.createAndStart(fields, job);
+  }
+
+  /**
+   * runNow for the API: the checks at once (a bad request throws), then the run is created with the
+   * others asked for in the same loop turn, in one transaction; resolves once it is committed.
+   */
+  trigger(name: string, opts: ManualRunOptions): Promise<RunRecord> {
+    const { fields, job } = this.manualRun(name, opts);
+    return this.pool.createSoon(fields, job);
+  }
+
+  private manualRun(name: string, opts: ManualRunOptions): { fields: NewRunFields; job: JobConfig } {
     const job = this.job(name);
     const reason = opts.reason ?? null;
     if (reason !== null && reason.length > MAX_REASON_LENGTH) {
@@ -149,7 +172,7 @@ export class Engine {
     const cycleId = opts.cycleId === undefined ? randomUUID() : this.existingCycle(opts.cycleId);
     // A person chose to carry on with this cycle (as retry does).
     if (opts.cycleId !== undefined) this.ctx.halted.delete(cycleId);
-    return this.pool.createAndStart({ job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: cycleId, params: params.values }, job);
+    return { fields: { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: cycleId, params: params.values }, job };
   }
 
   /** The one cycle whose id is, or starts with, `idOrPrefix`. */

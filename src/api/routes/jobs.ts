@@ -223,7 +223,8 @@ export function jobRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache)
       },
     },
     async (request, reply) => {
-      const run = engine.runNow(request.params.name, {
+      // Created with the other triggers of this loop turn in one commit; answered once it is committed.
+      const run = await engine.trigger(request.params.name, {
         reason: request.body?.reason ?? null,
         params: request.body?.params,
         triggeredBy: triggeredBy(request),
