@@ -88,7 +88,7 @@ const TERMINAL = new Set(["SUCCESS", "FAILED", "SKIPPED"]);
  * `engine.runNow`; completed (SUCCESS) runs per second. Only manual runs
  * count, so a schedule or a backfill of `t` running meanwhile does not.
  */
-export function engineRate(rig: Rig, inFlight: number, ms: number): Promise<number> {
+export function engineRate(rig: Rig, inFlight: number, ms: number, via: "runNow" | "trigger" = "runNow"): Promise<number> {
   return new Promise((resolve) => {
     const t0 = performance.now();
     const end = t0 + ms;
@@ -96,7 +96,9 @@ export function engineRate(rig: Rig, inFlight: number, ms: number): Promise<numb
     let running = 0;
     const submit = () => {
       running++;
-      rig.engine.runNow("t", { triggeredBy: "bench" });
+      // runNow: created (and started) at once, one commit each; trigger: the API's, the runs asked in one turn in one commit.
+      if (via === "runNow") rig.engine.runNow("t", { triggeredBy: "bench" });
+      else void rig.engine.trigger("t", { triggeredBy: "bench" });
     };
     const off = rig.bus.on("run:status", ({ run }) => {
       if (run.job_name !== "t" || run.trigger !== "manual" || !TERMINAL.has(run.status)) return;

@@ -8,12 +8,19 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { posixSpawn, spawnMethod, type SpawnedChild } from "../../src/executor/posixSpawn.js";
+import { posixSpawn, posixSpawnAsync, spawnMethod, type SpawnedChild } from "../../src/executor/posixSpawn.js";
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
-/** "fork": child_process.spawn; "posix_spawn": svc's posixSpawn. */
-export type SpawnWay = "fork" | "posix_spawn";
+/** "fork": child_process.spawn; "posix_spawn": svc's posixSpawn (the event loop waits for the kernel); "posix_spawn_async": svc's posixSpawnAsync (on a worker thread, how svcd starts jobs). */
+export type SpawnWay = "fork" | "posix_spawn" | "posix_spawn_async";
+
+function spawnAsync(cmd: string[], cwd: string): Promise<SpawnedChild> {
+  return new Promise((resolve, reject) => {
+    const queued = posixSpawnAsync(cmd[0]!, cmd.slice(1), { cwd, env: ENV }, (c) => (c instanceof Error ? reject(c) : resolve(c)));
+    if (queued !== true) reject(queued instanceof Error ? queued : new Error("posixSpawnAsync is not available here"));
+  });
+}
 
 /** Whether posix_spawn can be measured here (svc's binding is built and this is Linux). */
 export const POSIX_SPAWN = spawnMethod === "posix_spawn";
@@ -21,9 +28,11 @@ export const POSIX_SPAWN = spawnMethod === "posix_spawn";
 /** Spawns `cmd` like svc does (`way`); resolves with its stdout when it has exited and its pipes ended. */
 export async function rawRun(cmd: string[], cwd = "/", way: SpawnWay = "fork"): Promise<string> {
   const child =
-    way === "posix_spawn"
-      ? (posixSpawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV }) as SpawnedChild)
-      : spawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    way === "posix_spawn_async"
+      ? await spawnAsync(cmd, cwd)
+      : way === "posix_spawn"
+        ? (posixSpawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV }) as SpawnedChild)
+        : spawn(cmd[0]!, cmd.slice(1), { cwd, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
   child.stderr.on("data", () => {});

@@ -44,7 +44,31 @@ export class EventBus {
     return () => set.delete(fn as Listener<EventName>);
   }
 
+  /** Events emitted while `hold` runs, in order; null when not holding. */
+  private held: Array<() => void> | null = null;
+
+  /**
+   * Runs `fn`, and the events it emits after it, in the order emitted: what `fn` starts (a spawn)
+   * is under way before any listener runs. The scheduler's tick holds the events of the runs it
+   * creates until their dispatch pass has spawned them (the listeners of a first PENDING event,
+   * not yet compiled, once took longer than the spawn). Nested holds release with the outermost.
+   */
+  hold<T>(fn: () => T): T {
+    if (this.held !== null) return fn();
+    const held: Array<() => void> = (this.held = []);
+    try {
+      return fn();
+    } finally {
+      this.held = null;
+      for (const emit of held) emit();
+    }
+  }
+
   emit<K extends EventName>(name: K, payload: EngineEvents[K]): void {
+    if (this.held !== null) {
+      this.held.push(() => this.emit(name, payload));
+      return;
+    }
     const set = this.listeners.get(name);
     if (!set) return;
     for (const fn of set) {

@@ -119,9 +119,14 @@ export class Scheduler {
    * fails) changes nothing: the due jobs keep their slots for the next tick.
    */
   tick(now: number): number {
-    let created = 0;
     const due = plan(now, this.entries.values());
     if (due.length === 0) return 0;
+    // The new runs' events after their dispatch pass: their processes are being started first.
+    return this.ctx.bus.hold(() => this.handle(due, now));
+  }
+
+  private handle(due: ReturnType<typeof plan>, now: number): number {
+    let created = 0;
     const before = due.map((p) => [p.job, this.entries.get(p.job)] as const);
     try {
       this.inTx(() => {

@@ -77,3 +77,20 @@ describe("the scheduler announces a run only after its transaction commits", () 
     expect(kit.runsOf("nightly").map((r) => r.scheduled_for)).toEqual(["2027-01-10T02:00:00.000Z"]);
   });
 });
+
+describe("a scheduled run's process is started before anyone hears of the run", () => {
+  it("at its PENDING event the run already holds its pool slot (spawned), and the events keep their order", async () => {
+    const { kit, clock } = await kitAt(
+      `jobs:\n  nightly:\n    command: "echo tick"\n    frequency: daily\n    time: "0230"\n    timezone: UTC\n`,
+      "2027-01-10T02:29:59.000Z",
+    );
+    const seen: Array<{ to: string; running: number; waiting: number }> = [];
+    kit.bus.on("run:status", ({ run }) => seen.push({ to: run.status, ...kit.engine.counts() }));
+    clock.set(at("2027-01-10T02:30:00.000Z"));
+    expect(seen[0]).toEqual({ to: "PENDING", running: 1, waiting: 0 });
+    const run = kit.runsOf("nightly")[0]!;
+    await kit.waitRun(run.id, ["SUCCESS", "FAILED"]);
+    expect(seen.map((s) => s.to)).toEqual(["PENDING", "RUNNING", "SUCCESS"]);
+    expect(kit.lines(run.id)).toEqual(["--- attempt 1 ---", "tick"]);
+  });
+});
