@@ -192,7 +192,7 @@ static void free_request(spawn_request* r) {
   free(r);
 }
 
-/* The arguments of spawn()/spawnAsync() (file, argv, envp, cwd) as a request; NULL and a thrown error when they are not strings. */
+/* The arguments of spawn()/spawnAsync() (file, argv, envp, cwd) as a request (err ENOMEM when one is not a string or could not be copied); NULL when out of memory. */
 static spawn_request* read_request(napi_env env, napi_value* args) {
   spawn_request* r = calloc(1, sizeof(spawn_request));
   if (!r) return NULL;
@@ -320,15 +320,26 @@ static napi_value finish_spawn(napi_env env, spawn_request* r, napi_value on_exi
   return result;
 }
 
-static napi_value spawn_child(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value args[5];
-  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 5) {
-    napi_throw_type_error(env, NULL, "spawn(file, argv, envp, cwd, onExit)");
+/*
+ * The n arguments of a spawn()/spawnAsync() call into args, the first four read as a request. NULL
+ * when the call is wrong (a TypeError saying `usage` is thrown) or memory ran out (*oom is set).
+ */
+static spawn_request* read_call(napi_env env, napi_callback_info info, size_t n, const char* usage, napi_value* args, int* oom) {
+  size_t argc = n;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < n) {
+    napi_throw_type_error(env, NULL, usage);
     return NULL;
   }
   spawn_request* r = read_request(env, args);
-  if (!r) return make_int(env, -ENOMEM);
+  if (!r) *oom = 1;
+  return r;
+}
+
+static napi_value spawn_child(napi_env env, napi_callback_info info) {
+  napi_value args[5];
+  int oom = 0;
+  spawn_request* r = read_call(env, info, 5, "spawn(file, argv, envp, cwd, onExit)", args, &oom);
+  if (!r) return oom ? make_int(env, -ENOMEM) : NULL;
   do_spawn(r);
   napi_value result = finish_spawn(env, r, args[4]);
   free_request(r);
@@ -364,14 +375,10 @@ static void async_complete(napi_env env, napi_status status, void* data) {
  * for spawn(). Returns undefined (a negative errno when the request could not be queued).
  */
 static napi_value spawn_async(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
   napi_value args[6];
-  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 6) {
-    napi_throw_type_error(env, NULL, "spawnAsync(file, argv, envp, cwd, onExit, onSpawned)");
-    return NULL;
-  }
-  spawn_request* r = read_request(env, args);
-  if (!r) return make_int(env, -ENOMEM);
+  int oom = 0;
+  spawn_request* r = read_call(env, info, 6, "spawnAsync(file, argv, envp, cwd, onExit, onSpawned)", args, &oom);
+  if (!r) return oom ? make_int(env, -ENOMEM) : NULL;
   napi_value name;
   napi_create_string_utf8(env, "svc:posix_spawn", NAPI_AUTO_LENGTH, &name);
   if (napi_create_async_work(env, NULL, name, async_execute, async_complete, r, &r->work) != napi_ok) {
