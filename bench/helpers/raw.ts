@@ -8,18 +8,18 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { posixSpawn, posixSpawnAsync, spawnMethod, type SpawnedChild } from "../../src/executor/posixSpawn.js";
+import { posixSpawn, posixSpawnAsyncPromise, spawnMethod, type SpawnedChild } from "../../src/executor/posixSpawn.js";
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
 /** "fork": child_process.spawn; "posix_spawn": svc's posixSpawn (the event loop waits for the kernel); "posix_spawn_async": svc's posixSpawnAsync (on a worker thread, how svcd starts jobs). */
 export type SpawnWay = "fork" | "posix_spawn" | "posix_spawn_async";
 
-function spawnAsync(cmd: string[], cwd: string): Promise<SpawnedChild> {
-  return new Promise((resolve, reject) => {
-    const queued = posixSpawnAsync(cmd[0]!, cmd.slice(1), { cwd, env: ENV }, (c) => (c instanceof Error ? reject(c) : resolve(c)));
-    if (queued !== true) reject(queued instanceof Error ? queued : new Error("posixSpawnAsync is not available here"));
-  });
+async function spawnAsync(cmd: string[], cwd: string): Promise<SpawnedChild> {
+  const child = await posixSpawnAsyncPromise(cmd[0]!, cmd.slice(1), { cwd, env: ENV });
+  if (child === null) throw new Error("posixSpawnAsync is not available here");
+  if (child instanceof Error) throw child;
+  return child;
 }
 
 /** Whether posix_spawn can be measured here (svc's binding is built and this is Linux). */

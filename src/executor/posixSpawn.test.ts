@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeUnless, type Requirement } from "../../test/helpers/skip.js";
 import { processStartTime } from "./liveness.js";
-import { posixSpawn, posixSpawnAsync, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
+import { posixSpawn, posixSpawnAsyncPromise, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-pspawn-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,15 +23,7 @@ function start(way: Way, file: string, args: string[], opts: Opts): Promise<Spaw
       return Promise.reject(e as Error);
     }
   }
-  return new Promise((resolve, reject) => {
-    try {
-      const queued = posixSpawnAsync(file, args, opts, resolve);
-      if (queued === false) resolve(null);
-      else if (queued instanceof Error) resolve(queued);
-    } catch (e) {
-      reject(e as Error);
-    }
-  });
+  return posixSpawnAsyncPromise(file, args, opts);
 }
 
 async function run(way: Way, file: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {

@@ -303,3 +303,18 @@ export function posixSpawnAsync(
   queue(p.exe, [file, ...args]);
   return true;
 }
+
+/**
+ * posixSpawnAsync as a promise (tests and benchmarks): the child, the ErrnoException that kept it
+ * from starting, or null when posixSpawnAsync cannot start processes here. Rejects on a NUL byte.
+ */
+export function posixSpawnAsyncPromise(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }): Promise<SpawnedChild | NodeJS.ErrnoException | null> {
+  return new Promise((resolve, reject) => {
+    try {
+      const queued = posixSpawnAsync(file, args, opts, resolve);
+      if (queued !== true) resolve(queued === false ? null : queued);
+    } catch (e) {
+      reject(e as Error);
+    }
+  });
+}
