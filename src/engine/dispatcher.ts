@@ -175,7 +175,7 @@ export class Dispatcher {
   }
 
   /** Starts the attempt's process: the run leaves the queue and holds a pool slot. */
-  private spawn(run: RunRecord, job: JobConfig, attemptNo: number, spec: SpawnSpec, started: Started[]): void {
+  private spawn(run: RunRecord, job: JobConfig, attemptNo: number, spec: SpawnSpec, started: Started[]): Started {
     const { ctx } = this;
     const attempt = new Attempt(
       { store: ctx.store, clock: ctx.clock, log: ctx.log, killGraceMs: ctx.daemon.executor.killGraceMs, shell: ctx.daemon.executor.shell },
@@ -184,9 +184,11 @@ export class Dispatcher {
       spec,
     );
     // Its start instant is the spawn's (the pass's order, FIFO), not the later instant its start is recorded.
-    started.push({ run, job, attempt, attemptNo, queued: ctx.waiting.get(run.id), at: nowIso(ctx) });
+    const s: Started = { run, job, attempt, attemptNo, queued: ctx.waiting.get(run.id), at: nowIso(ctx) };
+    started.push(s);
     ctx.waiting.delete(run.id);
     ctx.attempts.set(run.id, attempt);
+    return s;
   }
 
   /**
@@ -319,11 +321,12 @@ export class Dispatcher {
   createAndStart(fields: NewRunFields, job: JobConfig): RunRecord {
     const { ctx } = this;
     ctx.backfills.admit();
+    const started: Started[] = [];
     let made!: Made;
     try {
-      made = ctx.store.tx(() => this.createOne(fields, job, false));
+      made = ctx.store.tx(() => this.createOne(fields, job, false, started));
     } catch (e) {
-      this.abandon(this.lastStarted);
+      this.abandon(started);
       throw e;
     }
     return this.announceMade([made])[0]!;
@@ -355,14 +358,15 @@ export class Dispatcher {
       ctx.store.tx(() => {
         let queued = false;
         for (const a of batch) {
+          const started: Started[] = [];
           try {
             // Its own savepoint: a write that fails takes only this run back.
-            const made = ctx.store.tx(() => this.createOne(a.fields, a.job, queued));
-            queued ||= made.started.length === 0;
-            all.push(...made.started);
+            const made = ctx.store.tx(() => this.createOne(a.fields, a.job, queued, started));
+            queued ||= made.started === null;
+            all.push(...started);
             outcomes.push(made);
           } catch (e) {
-            this.abandon(this.lastStarted);
+            this.abandon(started);
             outcomes.push({ error: e });
           }
         }
@@ -378,18 +382,14 @@ export class Dispatcher {
     outcomes.forEach((o, i) => ("error" in o ? batch[i]!.reject(o.error) : batch[i]!.resolve(records[k++]!)));
   }
 
-  /** The processes the last createOne spawned (for abandon when its transaction fails). */
-  private lastStarted: Started[] = [];
-
   /**
    * createAndStart's writes, in the caller's transaction: the run's INSERT, and when it may start at
    * once (see createAndStart; `behind`: a run created before it in the same transaction waits), its
-   * spawn and, when that settled at once, its RUNNING transition.
+   * spawn and, when that settled at once, its RUNNING transition. The process it spawns is also
+   * pushed on `started`, for the caller to abandon should the transaction fail.
    */
-  private createOne(fields: NewRunFields, job: JobConfig, behind: boolean): Made {
+  private createOne(fields: NewRunFields, job: JobConfig, behind: boolean, started: Started[]): Made {
     const { ctx } = this;
-    const started: Started[] = [];
-    this.lastStarted = started;
     const created = insertRun(ctx, fields, job);
     const free =
       !behind &&
@@ -398,16 +398,16 @@ export class Dispatcher {
       ctx.waiting.size === 0 &&
       ctx.attempts.size < ctx.daemon.executor.poolSize &&
       ctx.attempts.size < ctx.daemon.scheduler.maxConcurrentJobs;
-    if (!free) return { created, started, running: null };
+    if (!free) return { created, started: null, running: null };
     const effects = decide({ kind: "ready" }, gatherFacts(ctx, created, () => this.gateOpen(created, job, new Map())), ctx.clock.now(), ctx.random);
     const start = effects.length === 1 && effects[0]!.kind === "start" ? effects[0] : null;
-    if (!start || start.kind !== "start") return { created, started, running: null };
+    if (!start || start.kind !== "start") return { created, started: null, running: null };
     const spec = prepareSpawn(ctx, created, job, start.attemptNo);
-    if ("error" in spec) return { created, started, running: null }; // the pass after the commit records the failed dispatch
-    this.spawn(created, job, start.attemptNo, spec, started);
+    if ("error" in spec) return { created, started: null, running: null }; // the pass after the commit records the failed dispatch
+    const spawned = this.spawn(created, job, start.attemptNo, spec, started);
     // The kernel is still starting it: its RUNNING transition is recorded once it has a pid.
-    if (started[0]!.attempt.spawning !== null) return { created, started, running: null };
-    return { created, started, running: this.writeStarts(started)[0]! };
+    if (spawned.attempt.spawning !== null) return { created, started: spawned, running: null };
+    return { created, started: spawned, running: this.writeStarts([spawned])[0]! };
   }
 
   /** After the commit of createOne's writes: their events, the queue, the starts to record; the runs as they are now. */
@@ -415,31 +415,31 @@ export class Dispatcher {
     const { ctx } = this;
     let pump = false;
     const out = made.map(({ created, started, running }) => {
-      if (started.length === 0) {
+      if (started === null) {
         announceRun(ctx, created);
         pump = true;
         return created;
       }
       ctx.bus.emit("run:status", { run: created, from: null }); // its creation; it never waited in the queue
       if (running !== null) {
-        this.afterStarts(started, [running]);
+        this.afterStarts([started], [running]);
         return running;
       }
       // Committed PENDING: should its start not be recorded, the run waits in the queue again.
-      started[0]!.queued = { id: created.id, job: created.job_name, cycleId: created.cycle_id, status: "PENDING", nextAttemptAt: null };
-      this.recordStarts(started);
+      started.queued = { id: created.id, job: created.job_name, cycleId: created.cycle_id, status: "PENDING", nextAttemptAt: null };
+      this.recordStarts([started]);
       return created;
     });
     if (!pump) return out;
     this.pump();
-    return out.map((r, i) => (made[i]!.started.length === 0 ? (ctx.store.runs.get(r.id) ?? r) : r));
+    return out.map((r, i) => (made[i]!.started === null ? (ctx.store.runs.get(r.id) ?? r) : r));
   }
 }
 
-/** A run createOne made: its row, the process it spawned (none, or one), its RUNNING row when the start settled at once. */
+/** A run createOne made: its row, the process it spawned (if it started at once), its RUNNING row when the start settled at once. */
 interface Made {
   created: RunRecord;
-  started: Started[];
+  started: Started | null;
   running: RunRecord | null;
 }
 
