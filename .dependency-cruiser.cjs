@@ -54,7 +54,7 @@ module.exports = {
         "never the machinery that changes state: its context, queue, recorder, effects, attempts or recovery.",
       severity: "error",
       from: { path: "^src/(api|cli)/", pathNot: TEST },
-      to: { path: "^src/engine/(context|dispatcher|recorder|apply|facts|attempt|prepare|recovery)\\.ts$" },
+      to: { path: "^src/engine/(context|dispatcher|recorder|turnWrites|apply|facts|attempt|prepare|recovery)\\.ts$" },
     },
     {
       name: "config-not-notify",

@@ -10,6 +10,7 @@ import { decide, type Effect } from "./outcomes.js";
 import type { SpawnSpec } from "../executor/index.js";
 import { prepareSpawn } from "./prepare.js";
 import { Recorder } from "./recorder.js";
+import { TurnWrites, type TurnPart } from "./turnWrites.js";
 
 /**
  * The queue and its gates (CONTRACT §3): at most `executor.pool_size`
@@ -23,9 +24,12 @@ export class Dispatcher {
   private pumping = false;
   private again = false;
   private readonly recorder: Recorder;
+  /** The creations, starts and ends of one loop turn, in one commit. */
+  private readonly writes: TurnWrites;
 
   constructor(private readonly ctx: EngineContext) {
-    this.recorder = new Recorder(ctx, () => this.pump());
+    this.writes = new TurnWrites(ctx.store, ctx.log);
+    this.recorder = new Recorder(ctx, this.writes, () => this.pump());
   }
 
   /** Starts every waiting run that may start now. Re-entrant calls are folded into one more pass. */
@@ -218,9 +222,10 @@ export class Dispatcher {
   /**
    * Starts spawned off the event loop, in the order they were dispatched. Worker threads may
    * settle them in another order; they are recorded in this one (FIFO: RUNNING events and
-   * started_at follow the queue), each batch at the check phase of the loop turn in which the
-   * spawns before it have settled: one commit for a burst. Lines a process prints before its start
-   * is recorded wait in its attempt (Attempt.recorded), after its `--- attempt N ---` marker.
+   * started_at follow the queue), each batch in the transaction of the loop turn in which the
+   * spawns before it have settled (TurnWrites: with the turn's creations and ends, one commit).
+   * Lines a process prints before its start is recorded wait in its attempt (Attempt.recorded),
+   * after its `--- attempt N ---` marker.
    */
   private starting: Array<{ start: Started; settled: boolean }> = [];
   private flushing = false;
@@ -228,16 +233,24 @@ export class Dispatcher {
   private flushSoon(): void {
     if (this.flushing) return;
     this.flushing = true;
-    setImmediate(() => {
+    let batch: Started[] | null = null;
+    // The settled ones at the head of the queue, taken when the turn's transaction is written (or failed).
+    const take = (): Started[] => {
+      if (batch !== null) return batch;
       this.flushing = false;
       let n = 0;
       while (n < this.starting.length && this.starting[n]!.settled) n++;
-      const batch = this.starting.splice(0, n).map((e) => e.start);
-      try {
-        this.writeAndAnnounce(batch);
-      } catch (e) {
-        this.ctx.log.error({ err: toError(e), runs: batch.map((b) => b.run.id) }, "could not record the start of runs: their processes were killed and the runs wait again");
-      }
+      return (batch = this.starting.splice(0, n).map((e) => e.start));
+    };
+    this.writes.add({
+      write: () => this.writeStarts(take()),
+      committed: (running) => this.afterStarts(take(), running),
+      failed: (err) => {
+        const lost = take();
+        if (lost.length === 0) return;
+        this.abandon(lost);
+        this.ctx.log.error({ err, runs: lost.map((b) => b.run.id) }, "could not record the start of runs: their processes were killed and the runs wait again");
+      },
     });
   }
 
@@ -334,52 +347,58 @@ export class Dispatcher {
 
   /**
    * createAndStart for the API: the runs asked for in one loop turn are created (and started, as
-   * createAndStart does) in one transaction at its check phase, and each promise resolves once that
-   * transaction is committed, so an answer acknowledges a stored run. A run whose write fails (its
+   * createAndStart does) in the turn's transaction at its check phase (TurnWrites, with the turn's
+   * starts and ends), and each promise resolves once that transaction is committed, so an answer
+   * acknowledges a stored run. A run whose write fails (its
    * savepoint is rolled back) rejects alone; a failed commit rejects them all, and no run was made.
    */
   createSoon(fields: NewRunFields, job: JobConfig): Promise<RunRecord> {
     return new Promise((resolve, reject) => {
       this.asked.push({ fields, job, resolve, reject });
-      if (this.asked.length === 1) setImmediate(() => this.createAsked());
+      if (this.asked.length === 1) this.writes.add(this.createAsked());
     });
   }
 
-  private asked: Array<{ fields: NewRunFields; job: JobConfig; resolve: (r: RunRecord) => void; reject: (e: unknown) => void }> = [];
+  private asked: Asked[] = [];
 
-  private createAsked(): void {
+  /** The part of a turn's transaction that creates (and starts) the runs asked for in that turn. */
+  private createAsked(): TurnPart<Array<Made | { error: unknown }>> {
     const { ctx } = this;
-    const batch = this.asked;
-    this.asked = [];
-    ctx.backfills.admit();
-    const outcomes: Array<Made | { error: unknown }> = [];
+    let batch: Asked[] | null = null;
+    const take = (): Asked[] => {
+      if (batch === null) [batch, this.asked] = [this.asked, []];
+      return batch;
+    };
     const all: Started[] = [];
-    try {
-      ctx.store.tx(() => {
+    return {
+      write: () => {
+        ctx.backfills.admit();
         let queued = false;
-        for (const a of batch) {
+        return take().map((a) => {
           const started: Started[] = [];
           try {
             // Its own savepoint: a write that fails takes only this run back.
             const made = ctx.store.tx(() => this.createOne(a.fields, a.job, queued, started));
             queued ||= made.started === null;
             all.push(...started);
-            outcomes.push(made);
+            return made;
           } catch (e) {
             this.abandon(started);
-            outcomes.push({ error: e });
+            return { error: e };
           }
-        }
-      });
-    } catch (e) {
-      this.abandon(all);
-      for (const a of batch) a.reject(e);
-      return;
-    }
-    const made = outcomes.filter((o): o is Made => !("error" in o));
-    const records = this.announceMade(made);
-    let k = 0;
-    outcomes.forEach((o, i) => ("error" in o ? batch[i]!.reject(o.error) : batch[i]!.resolve(records[k++]!)));
+        });
+      },
+      committed: (outcomes) => {
+        const asked = take();
+        const records = this.announceMade(outcomes.filter((o): o is Made => !("error" in o)));
+        let k = 0;
+        outcomes.forEach((o, i) => ("error" in o ? asked[i]!.reject(o.error) : asked[i]!.resolve(records[k++]!)));
+      },
+      failed: (err) => {
+        this.abandon(all);
+        for (const a of take()) a.reject(err);
+      },
+    };
   }
 
   /**
@@ -434,6 +453,14 @@ export class Dispatcher {
     this.pump();
     return out.map((r, i) => (made[i]!.started === null ? (ctx.store.runs.get(r.id) ?? r) : r));
   }
+}
+
+/** A manual run asked for through createSoon, waiting for its turn's transaction. */
+interface Asked {
+  fields: NewRunFields;
+  job: JobConfig;
+  resolve: (r: RunRecord) => void;
+  reject: (e: unknown) => void;
 }
 
 /** A run createOne made: its row, the process it spawned (if it started at once), its RUNNING row when the start settled at once. */

@@ -9,6 +9,7 @@ import type { AttemptResult } from "./attempt.js";
 import { notify, setStatuses, type EngineContext } from "./context.js";
 import { gatherFacts } from "./facts.js";
 import { decide } from "./outcomes.js";
+import type { TurnPart, TurnWrites } from "./turnWrites.js";
 
 /** An attempt that ended, waiting to be recorded. */
 export interface Ending {
@@ -24,36 +25,53 @@ export interface Ending {
 const RECORD_RETRY_MS = 1_000;
 
 /**
- * Records how attempts ended: decide() on each end, its effects written in one
- * transaction together with the other ends of the same event-loop turn. The
- * attempt holds its pool slot until its end is written; `pump` runs after.
+ * Records how attempts ended: decide() on each end, its effects written
+ * together with the other ends of the same event-loop turn, in that turn's
+ * transaction (TurnWrites). The attempt holds its pool slot until its end is
+ * written; `pump` runs after.
  */
 export class Recorder {
-  /** Attempts that ended this turn, recorded together (recordEndings). */
+  /** Attempts that ended this turn, recorded together (endingsPart). */
   private readonly endings: Ending[] = [];
   /** Ends the database refused, each waiting for its next try. */
   private readonly unwritten = new Map<Ending, { failures: number; timer: TimerHandle }>();
 
   constructor(
     private readonly ctx: EngineContext,
+    private readonly writes: TurnWrites,
     private readonly pump: () => void,
   ) {}
 
   /**
    * An attempt ended. Its end is recorded at the end of this event-loop turn,
    * together with every other attempt that ended in the same turn: one
-   * transaction (and one log flush) for all of them, not one each.
+   * savepoint of the turn's transaction (and one log flush) for all of them.
    */
   ended(ending: Ending): void {
     this.endings.push(ending);
-    if (this.endings.length === 1) setImmediate(() => this.recordEndings());
+    if (this.endings.length === 1) this.writes.add(this.endingsPart());
   }
 
-  private recordEndings(): void {
-    const batch = this.endings.splice(0);
-    if (batch.length > 1 && this.writeEnds(batch) === null) return this.pump();
-    // One end, or a batch the database refused (nothing of it written): each on its own, with its own retries.
-    for (const e of batch) this.recordEnd(e);
+  /** The part of a turn's transaction that writes the ends of that turn. */
+  private endingsPart(): TurnPart<AfterCommit> {
+    let batch: Ending[] | null = null;
+    const take = (): Ending[] => (batch ??= this.endings.splice(0));
+    let ends: EndsWrite | null = null;
+    return {
+      write: () => (ends = this.endsWrite(take())).write(),
+      committed: (after) => {
+        ends!.committed(after);
+        this.pump();
+      },
+      failed: (err) => {
+        ends?.rolledBack();
+        const lost = take();
+        // Nothing of it is written: one end goes on as its own write would have; a batch, each end
+        // on its own (a bad one fails alone), each with its own retries.
+        if (lost.length === 1) this.settle(lost[0]!, 0, err);
+        else for (const e of lost) this.recordEnd(e);
+      },
+    };
   }
 
   /**
@@ -63,9 +81,13 @@ export class Recorder {
    * every second: the run must never stay RUNNING in the database with nobody watching it.
    */
   private recordEnd(ending: Ending, failures = 0): void {
+    this.settle(ending, failures, this.writeEnds([ending]));
+  }
+
+  /** What follows a try at writing `ending` (recordEnd): `err` is what the database threw, or null once it is written. */
+  private settle(ending: Ending, failures: number, err: Error | null): void {
     const { ctx } = this;
     const { run, job } = ending;
-    const err = this.writeEnds([ending]);
     if (err !== null && isTransientStorageError(err)) return this.retryLater(ending, failures, err);
     if (err !== null) {
       // Not the database refusing a write but a bug on the way (a transition the table refuses,
@@ -130,17 +152,30 @@ export class Recorder {
     }
   }
 
-  /**
-   * Every buffered line, then the ends, in one transaction; frees the attempts' pool slots once
-   * written. Returns what the database threw, or null. Runs the outcomes make ready start after
-   * the commit, in the caller's pump.
-   */
-  private writeEnds(batch: Ending[]): Error | null {
-    const { ctx } = this;
+  /** The ends of `batch` in a transaction of their own (recordEnd). Returns what the database threw, or null. */
+  private writeEnds(batch: readonly Ending[]): Error | null {
+    const ends = this.endsWrite(batch);
     let after: AfterCommit;
-    let lines: LinesWritten | null = null;
     try {
-      after = ctx.store.tx(() => {
+      after = this.ctx.store.tx(() => ends.write());
+    } catch (e) {
+      ends.rolledBack();
+      return toError(e);
+    }
+    ends.committed(after);
+    return null;
+  }
+
+  /**
+   * Every buffered line, then the ends of `batch`, written in the caller's transaction; once it is
+   * committed, the attempts' pool slots are freed and the ends' events follow. Runs the outcomes
+   * make ready start after the commit, in the caller's pump.
+   */
+  private endsWrite(batch: readonly Ending[]): EndsWrite {
+    const { ctx } = this;
+    let lines: LinesWritten | null = null;
+    return {
+      write: () => {
         // Every line of an attempt is stored with its end (one commit): whoever sees the run finished reads all of it.
         lines = ctx.store.logs.flushWithin();
         const all: AfterCommit = [];
@@ -151,17 +186,16 @@ export class Recorder {
           all.push(...writeEffects(ctx, decide({ kind: "ended", result: e.result, finishedAt: e.finishedAt }, facts, now, ctx.random), this.pump));
         }
         return all;
-      });
-    } catch (e) {
-      (lines as LinesWritten | null)?.rolledBack();
-      return toError(e);
-    }
-    // The lines are announced (WebSocket followers get them) before the ends' events.
-    (lines as LinesWritten | null)?.committed();
-    for (const e of batch) ctx.attempts.delete(e.run.id);
-    afterCommit(after);
-    this.retryUnwritten();
-    return null;
+      },
+      committed: (after) => {
+        // The lines are announced (WebSocket followers get them) before the ends' events.
+        lines?.committed();
+        for (const e of batch) ctx.attempts.delete(e.run.id);
+        afterCommit(after);
+        this.retryUnwritten();
+      },
+      rolledBack: () => lines?.rolledBack(),
+    };
   }
 
   /**
@@ -178,4 +212,11 @@ export class Recorder {
       setImmediate(() => this.recordEnd(ending, failures + 1));
     }
   }
+}
+
+/** The write of some ends (Recorder.endsWrite) and what follows its commit or its rollback. */
+interface EndsWrite {
+  write(): AfterCommit;
+  committed(after: AfterCommit): void;
+  rolledBack(): void;
 }
