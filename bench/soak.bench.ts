@@ -68,7 +68,11 @@ const TARGET_WAL_MB = 64;
  * the soak), a bounded rise of RSS, not a leak (docs/perf/NOTES.md, Soak).
  */
 const PAGE_CACHE_MIB = 16;
-/** "Flat": the last window's median descriptor count within this many of the first's. */
+/**
+ * "Flat": the last window's median descriptor count at most this many above the first's. One-sided: a
+ * leak only grows the count, while the pipes and pidfd of each running job (three) make it swing both
+ * ways with the runs in flight at a sample (a 40-minute soak ended 3 below its first window).
+ */
 const TARGET_FD_DRIFT = 2;
 /** "Bounded": growth of the database file over the stretch where every capped job is at its cap. */
 const TARGET_DB_GROWTH = 0.02;
@@ -555,8 +559,8 @@ function report(o: Outcome): BenchSection {
       name: "open file descriptors: last window's median minus the first's after warm-up",
       value: fdDrift,
       unit: "fds",
-      target: `flat (within ${TARGET_FD_DRIFT})`,
-      ok: Math.abs(fdDrift) <= TARGET_FD_DRIFT,
+      target: `flat (at most ${TARGET_FD_DRIFT} more)`,
+      ok: fdDrift <= TARGET_FD_DRIFT,
       notes: `min ${Math.min(...samples.map((s) => s.fds))}, median ${median(samples.map((s) => s.fds))}, max ${Math.max(...samples.map((s) => s.fds))} over the run (pipes of running jobs and keep-alive connections come and go)`,
     },
     {
