@@ -233,24 +233,21 @@ export class Dispatcher {
   private flushSoon(): void {
     if (this.flushing) return;
     this.flushing = true;
-    let batch: Started[] | null = null;
-    // The settled ones at the head of the queue, taken when the turn's transaction is written (or failed).
-    const take = (): Started[] => {
-      if (batch !== null) return batch;
+    this.writes.add(() => {
+      // The settled ones at the head of the queue, as the turn's transaction begins.
       this.flushing = false;
       let n = 0;
       while (n < this.starting.length && this.starting[n]!.settled) n++;
-      return (batch = this.starting.splice(0, n).map((e) => e.start));
-    };
-    this.writes.add({
-      write: () => this.writeStarts(take()),
-      committed: (running) => this.afterStarts(take(), running),
-      failed: (err) => {
-        const lost = take();
-        if (lost.length === 0) return;
-        this.abandon(lost);
-        this.ctx.log.error({ err, runs: lost.map((b) => b.run.id) }, "could not record the start of runs: their processes were killed and the runs wait again");
-      },
+      const batch = this.starting.splice(0, n).map((e) => e.start);
+      return {
+        write: () => this.writeStarts(batch),
+        committed: (running) => this.afterStarts(batch, running),
+        failed: (err) => {
+          if (batch.length === 0) return;
+          this.abandon(batch);
+          this.ctx.log.error({ err, runs: batch.map((b) => b.run.id) }, "could not record the start of runs: their processes were killed and the runs wait again");
+        },
+      };
     });
   }
 
@@ -355,7 +352,7 @@ export class Dispatcher {
   createSoon(fields: NewRunFields, job: JobConfig): Promise<RunRecord> {
     return new Promise((resolve, reject) => {
       this.asked.push({ fields, job, resolve, reject });
-      if (this.asked.length === 1) this.writes.add(this.createAsked());
+      if (this.asked.length === 1) this.writes.add(() => this.createAsked());
     });
   }
 
@@ -364,17 +361,14 @@ export class Dispatcher {
   /** The part of a turn's transaction that creates (and starts) the runs asked for in that turn. */
   private createAsked(): TurnPart<Array<Made | { error: unknown }>> {
     const { ctx } = this;
-    let batch: Asked[] | null = null;
-    const take = (): Asked[] => {
-      if (batch === null) [batch, this.asked] = [this.asked, []];
-      return batch;
-    };
+    const batch = this.asked;
+    this.asked = [];
     const all: Started[] = [];
     return {
       write: () => {
         ctx.backfills.admit();
         let queued = false;
-        return take().map((a) => {
+        return batch.map((a) => {
           const started: Started[] = [];
           try {
             // Its own savepoint: a write that fails takes only this run back.
@@ -389,14 +383,13 @@ export class Dispatcher {
         });
       },
       committed: (outcomes) => {
-        const asked = take();
         const records = this.announceMade(outcomes.filter((o): o is Made => !("error" in o)));
         let k = 0;
-        outcomes.forEach((o, i) => ("error" in o ? asked[i]!.reject(o.error) : asked[i]!.resolve(records[k++]!)));
+        outcomes.forEach((o, i) => ("error" in o ? batch[i]!.reject(o.error) : batch[i]!.resolve(records[k++]!)));
       },
       failed: (err) => {
         this.abandon(all);
-        for (const a of take()) a.reject(err);
+        for (const a of batch) a.reject(err);
       },
     };
   }

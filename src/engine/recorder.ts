@@ -49,27 +49,25 @@ export class Recorder {
    */
   ended(ending: Ending): void {
     this.endings.push(ending);
-    if (this.endings.length === 1) this.writes.add(this.endingsPart());
+    if (this.endings.length === 1) this.writes.add(() => this.endingsPart());
   }
 
   /** The part of a turn's transaction that writes the ends of that turn. */
   private endingsPart(): TurnPart<AfterCommit> {
-    let batch: Ending[] | null = null;
-    const take = (): Ending[] => (batch ??= this.endings.splice(0));
-    let ends: EndsWrite | null = null;
+    const batch = this.endings.splice(0);
+    const ends = this.endsWrite(batch);
     return {
-      write: () => (ends = this.endsWrite(take())).write(),
+      write: () => ends.write(),
       committed: (after) => {
-        ends!.committed(after);
+        ends.committed(after);
         this.pump();
       },
       failed: (err) => {
-        ends?.rolledBack();
-        const lost = take();
+        ends.rolledBack();
         // Nothing of it is written: one end goes on as its own write would have; a batch, each end
         // on its own (a bad one fails alone), each with its own retries.
-        if (lost.length === 1) this.settle(lost[0]!, 0, err);
-        else for (const e of lost) this.recordEnd(e);
+        if (batch.length === 1) this.settle(batch[0]!, 0, err);
+        else for (const e of batch) this.recordEnd(e);
       },
     };
   }

@@ -41,9 +41,9 @@ describe("TurnWrites: the engine's writes of one loop turn in one commit", () =>
     const writes = new TurnWrites(store, memoryLogger());
     const counter = countCommits();
     const heard: string[] = [];
-    writes.add(part("a", heard));
-    writes.add(part("b", heard));
-    writes.add(part("c", heard));
+    writes.add(() => part("a", heard));
+    writes.add(() => part("b", heard));
+    writes.add(() => part("c", heard));
     expect(store.jobState.get("a")).toBeNull(); // nothing before the check phase
     await turn();
     expect(counter.commits).toBe(1);
@@ -54,9 +54,9 @@ describe("TurnWrites: the engine's writes of one loop turn in one commit", () =>
   it("a part whose write throws is rolled back alone and hears its own error; the others are committed", async () => {
     const writes = new TurnWrites(store, memoryLogger());
     const heard: string[] = [];
-    writes.add(part("a", heard));
-    writes.add(part("bad", heard, new Error("constraint failed")));
-    writes.add(part("c", heard));
+    writes.add(() => part("a", heard));
+    writes.add(() => part("bad", heard, new Error("constraint failed")));
+    writes.add(() => part("c", heard));
     await turn();
     expect(heard).toEqual(["committed a", "failed bad: constraint failed", "committed c"]);
     expect(store.jobState.get("bad")).toBeNull(); // its savepoint was rolled back, write and all
@@ -81,8 +81,8 @@ describe("TurnWrites: the engine's writes of one loop turn in one commit", () =>
         }
       });
     const heard: string[] = [];
-    writes.add(part("a", heard));
-    writes.add(part("b", heard));
+    writes.add(() => part("a", heard));
+    writes.add(() => part("b", heard));
     await turn();
     expect(heard).toEqual(["failed a: database or disk is full", "failed b: database or disk is full"]);
     expect(store.jobState.get("a")).toBeNull();
@@ -93,7 +93,7 @@ describe("TurnWrites: the engine's writes of one loop turn in one commit", () =>
     const writes = new TurnWrites(store, memoryLogger());
     const counter = countCommits();
     const heard: string[] = [];
-    writes.add({ ...part("a", heard), committed: () => writes.add(part("later", heard)) });
+    writes.add(() => ({ ...part("a", heard), committed: () => writes.add(() => part("later", heard)) }));
     await turn();
     expect(counter.commits).toBe(1);
     expect(store.jobState.get("later")).toBeNull();
@@ -106,13 +106,13 @@ describe("TurnWrites: the engine's writes of one loop turn in one commit", () =>
     const log = memoryLogger();
     const writes = new TurnWrites(store, log);
     const heard: string[] = [];
-    writes.add({
+    writes.add(() => ({
       ...part("a", heard),
       committed: () => {
         throw new Error("listener broke");
       },
-    });
-    writes.add(part("b", heard));
+    }));
+    writes.add(() => part("b", heard));
     await turn();
     expect(heard).toEqual(["committed b"]);
     expect(log.entries.some((e) => e.level === "error" && (e.fields.err as Error | undefined)?.message === "listener broke")).toBe(true);

@@ -22,22 +22,27 @@ export interface TurnPart<T> {
  * hear of the outcome in the order they were added, after the commit.
  */
 export class TurnWrites {
-  private parts: Array<TurnPart<unknown>> = [];
+  private makers: Array<() => TurnPart<unknown>> = [];
 
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
   ) {}
 
-  /** Adds `part` to this turn's transaction; a part added while it is being written goes to the next turn's. */
-  add<T>(part: TurnPart<T>): void {
-    this.parts.push(part as TurnPart<unknown>);
-    if (this.parts.length === 1) setImmediate(() => this.commit());
+  /**
+   * Adds a part to this turn's transaction: `make` is called at the turn's check phase, before the
+   * transaction begins (the part takes what it will write then). A part added while a turn's parts
+   * hear their outcome goes to the next turn's.
+   */
+  add<T>(make: () => TurnPart<T>): void {
+    this.makers.push(make as () => TurnPart<unknown>);
+    if (this.makers.length === 1) setImmediate(() => this.commit());
   }
 
   private commit(): void {
-    const parts = this.parts;
-    this.parts = [];
+    const makers = this.makers;
+    this.makers = [];
+    const parts = makers.map((make) => make());
     const outcomes: Array<{ value: unknown } | { error: Error }> = [];
     try {
       this.store.tx(() => {
