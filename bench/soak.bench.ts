@@ -362,8 +362,9 @@ async function prefill(d: Daemon): Promise<number> {
     }
   }
   for (const end = Date.now() + 120_000; ; ) {
-    const pending = await get<{ total: number }>(d, "/api/db/job_runs?trigger=manual&status=PENDING&page_size=1");
-    const running = await get<{ total: number }>(d, "/api/db/job_runs?trigger=manual&status=RUNNING&page_size=1");
+    const pending = await get<{ total: number }>(d, "/api/db/job_runs?trigger=manual&status=PENDING&page_size=25");
+    const running = await get<{ total: number }>(d, "/api/db/job_runs?trigger=manual&status=RUNNING&page_size=25");
+    if (pending.status !== 200 || running.status !== 200) throw new Error(`prefill: GET /api/db/job_runs answered ${pending.status}, ${running.status}`);
     if (pending.body.total + running.body.total === 0) return n;
     if (Date.now() > end) throw new Error(`prefill: runs still waiting after 2 minutes (${pending.body.total} PENDING, ${running.body.total} RUNNING)`);
     await sleep(500);
