@@ -612,7 +612,7 @@ function report(o: Outcome): BenchSection {
       unit: "MB",
       target: `< ${TARGET_WAL_MB} MB`,
       ok: walMax < TARGET_WAL_MB,
-      notes: `median ${sig(median(samples.map((s) => s.walMb)))} MB (wal_autocheckpoint 1,000 pages, checkpointed on svcd's worker thread)`,
+      notes: `median ${sig(median(samples.map((s) => s.walMb)))} MB (wal_autocheckpoint 1,000 pages)`,
     },
     {
       name: "runs completed per second (median of samples)",
