@@ -32,6 +32,7 @@
  * the window (started_at - scheduled_for, read back through
  * GET /api/db/job_runs), and the load average of the machine.
  */
+import Database from "better-sqlite3";
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -57,6 +58,8 @@ const FOLLOWERS = 20;
 const KEEP = 100;
 const RETENTION_EVERY = "2m";
 const SAMPLE_MS = 10_000;
+/** Every this many samples (once a minute), what each table and index of svc.db holds (SQLite's dbstat). */
+const DBSTAT_EVERY = 6;
 const LINE_BYTES = 1_000;
 const PERF_DIR = join(ROOT, "docs", "perf");
 
@@ -217,6 +220,50 @@ function fileMb(path: string): number {
   } catch {
     return 0;
   }
+}
+
+/** One reading of svc.db's pages: each table's and index's size, and the free list. */
+interface DbStat {
+  t: number;
+  pageSize: number;
+  pages: number;
+  freePages: number;
+  /** Per b-tree (table, index, FTS5 shadow table): its pages' bytes, and the bytes of them that hold no cell. */
+  objects: Map<string, { bytes: number; unused: number }>;
+}
+
+/**
+ * Reads svc.db's dbstat (aggregate: one row per b-tree) from a read-only connection of the bench's own, in one read
+ * transaction: a reader in WAL mode does not block svcd's writers.
+ */
+function readDbStat(file: string, t: number): DbStat {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db.transaction((): DbStat => {
+      const objects = new Map<string, { bytes: number; unused: number }>();
+      for (const r of db.prepare("SELECT name, pgsize, unused FROM dbstat WHERE aggregate = TRUE").all() as Array<{ name: string; pgsize: number; unused: number }>) {
+        objects.set(r.name, { bytes: r.pgsize, unused: r.unused });
+      }
+      const pragma = (name: string) => Number(db.pragma(name, { simple: true }));
+      return { t, pageSize: pragma("page_size"), pages: pragma("page_count"), freePages: pragma("freelist_count"), objects };
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+/** The b-trees that grew most between two readings, and the free list's change: "name +x MB (a -> b MB, c % unused)". */
+function dbGrowthByObject(from: DbStat | undefined, to: DbStat | undefined, top = 5): string {
+  if (!from || !to) return "no dbstat readings";
+  const mb = (b: number) => b / 1024 / 1024;
+  const rows = [...to.objects].map(([name, o]) => ({ name, o, before: from.objects.get(name)?.bytes ?? 0 })).sort((a, b) => b.o.bytes - b.before - (a.o.bytes - a.before));
+  const free = (s: DbStat) => mb(s.freePages * s.pageSize);
+  return (
+    rows
+      .slice(0, top)
+      .map((r) => `${r.name} ${r.o.bytes >= r.before ? "+" : ""}${sig(mb(r.o.bytes - r.before))} MB (${sig(mb(r.before))} -> ${sig(mb(r.o.bytes))} MB, ${Math.round((100 * r.o.unused) / Math.max(1, r.o.bytes))} % unused)`)
+      .join(", ") + `; free list ${sig(free(from))} -> ${sig(free(to))} MB`
+  );
 }
 
 function openFds(pid: number): number {
@@ -408,6 +455,7 @@ export default async function soakBench(): Promise<BenchSection> {
     }
   };
   const samples: Sample[] = [];
+  const dbstats: DbStat[] = [];
   const dispatches: Array<{ t: number; delay: number }> = [];
   try {
     d = await startDaemon(dir, { nodeArgs: ["--trace-gc"], onOutput });
@@ -465,6 +513,13 @@ export default async function soakBench(): Promise<BenchSection> {
         jobsMs: jobs.ms,
       });
       const s = samples[samples.length - 1]!;
+      if (samples.length % DBSTAT_EVERY === 0) {
+        try {
+          dbstats.push(readDbStat(db, s.t));
+        } catch (e) {
+          counters.pollErrors.push(`dbstat at ${s.t} s: ${(e as Error).message}`);
+        }
+      }
       process.stdout.write(
         `soak ${s.t}s: rss ${s.rssMb.toFixed(1)} MB, heap ${s.heapMb.toFixed(1)} MB, fds ${s.fds}, lag p99 ${s.lagP99Ms.toFixed(1)} ms, dispatch p99 ${s.dispatchP99Ms.toFixed(0)} ms, db ${s.dbMb.toFixed(1)} MB, wal ${s.walMb.toFixed(1)} MB, ${s.runsPerS.toFixed(1)} runs/s, cpu ${s.cpuPct.toFixed(0)} %, load ${s.load1.toFixed(1)}\n`,
       );
@@ -486,7 +541,7 @@ export default async function soakBench(): Promise<BenchSection> {
     const alertRows = await get<{ total: number }>(daemon, "/api/db/alerts?page_size=25");
     const stuck = await get<{ total: number }>(daemon, "/api/db/job_runs?status=RUNNING&page_size=25");
     await daemon.stop();
-    return report({ minutes, win, samples, gcs, dispatches, counters, prefilled, kept: { success: finished.body.total, failed: failed.body.total, alerts: alertRows.body.total, running: stuck.body.total } });
+    return report({ minutes, win, samples, dbstats, gcs, dispatches, counters, prefilled, kept: { success: finished.body.total, failed: failed.body.total, alerts: alertRows.body.total, running: stuck.body.total } });
   } finally {
     await d?.stop();
     await new Promise((r) => rx.server.close(r));
@@ -507,6 +562,8 @@ interface Outcome {
   /** The comparison windows, s (300 from a 15-minute run on). */
   win: number;
   samples: Sample[];
+  /** svc.db's pages by table and index, once a minute. */
+  dbstats: DbStat[];
   dispatches: Array<{ t: number; delay: number }>;
   counters: Counters;
   /** Manual runs of the every-minute jobs made before the clock started. */
@@ -546,6 +603,10 @@ function report(o: Outcome): BenchSection {
   const dbTo = samples[samples.length - 1];
   const dbGrowth = dbFrom && dbTo ? (dbTo.dbMb - dbFrom.dbMb) / dbFrom.dbMb : NaN;
   const short = o.minutes < 20;
+  const statFrom = short ? o.dbstats[0] : o.dbstats.find((x) => x.t >= capped);
+  const statTo = o.dbstats[o.dbstats.length - 1];
+  const topGrowthMb =
+    statFrom && statTo ? Math.max(...[...statTo.objects].map(([name, x]) => x.bytes - (statFrom.objects.get(name)?.bytes ?? 0))) / 1024 / 1024 : NaN;
   const load = samples.map((s) => s.load1);
   const loadNote = `machine load average (1 min) median ${round(median(load), 1)}, max ${round(Math.max(...load), 1)} on 2 cores`;
   const mins = (s: number) => `${round(s / 60, 1)} min`;
@@ -607,6 +668,12 @@ function report(o: Outcome): BenchSection {
       notes: `svc.db ${sig(dbFrom?.dbMb ?? NaN)} MB at ${mins(dbFrom?.t ?? NaN)}, ${sig(dbTo?.dbMb ?? NaN)} MB at the end, peak ${sig(Math.max(...samples.map((s) => s.dbMb)))} MB; every job that runs at its cap of ${KEEP} from ~12 minutes on (the ${MINUTELY} every-minute jobs from the start: ${o.prefilled} manual runs before the clock started); ${o.kept.success + o.kept.failed} finished runs kept at the end`,
     },
     {
+      name: short ? "database by table and index, first reading to the last (dbstat)" : `database by table and index from ${mins(statFrom?.t ?? NaN)} to the end (dbstat): the b-tree that grew most`,
+      value: sig(topGrowthMb),
+      unit: "MB",
+      notes: `${dbGrowthByObject(statFrom, statTo)}; over the whole run: ${dbGrowthByObject(o.dbstats[0], statTo, 3)}; every reading (once a minute): [perf/soak-dbstat.csv](perf/soak-dbstat.csv)`,
+    },
+    {
       name: "WAL size, largest sample",
       value: sig(walMax),
       unit: "MB",
@@ -648,6 +715,12 @@ function report(o: Outcome): BenchSection {
       .concat(samples.map((s) => [s.t, s.rssMb, s.heapMb, s.fds, s.lagP99Ms, s.dispatchP99Ms, s.dbMb, s.walMb, s.runsPerS, s.cpuPct, s.load1, s.statusMs, s.jobsMs, s.anonMb, s.fileMb, s.mallocMb, s.v8TotalMb, s.externalMb].map((v) => (Number.isInteger(v) ? v : round(v, 2))).join(",")))
       .join("\n") + "\n",
   );
+  writeFileSync(
+    join(PERF_DIR, "soak-dbstat.csv"),
+    ["t_s,object,bytes,unused_bytes"]
+      .concat(o.dbstats.flatMap((x) => [`${x.t},(free list),${x.freePages * x.pageSize},${x.freePages * x.pageSize}`, ...[...x.objects].map(([name, b]) => `${x.t},${name},${b.bytes},${b.unused}`)]))
+      .join("\n") + "\n",
+  );
   return {
     title: `Soak: ${o.minutes} minutes of mixed load`,
     method:
@@ -657,7 +730,7 @@ function report(o: Outcome): BenchSection {
       `${API_JOBS} manual jobs triggered through the API ${TRIGGERS_PER_S} times a second, and ${JOBS - ACTIVE} idle jobs; ${FOLLOWERS} WebSocket followers each follow one every:5s job's runs as they come; ` +
       `executor.pool_size 8; retention \`max_runs_per_job: ${KEEP}\` every ${RETENTION_EVERY} (\`storage.retention.interval\`); before the clock starts, ${o.prefilled} manual runs of the every-minute jobs through the API (${KEEP} each), so that they too are at their cap, as after days of history, instead of reaching it after ${KEEP} minutes. ` +
       `Sampled every 10 s for ${o.minutes} minutes (${samples.length} samples): RSS (and its anonymous and file-backed parts, and the resident part of malloc's arena, [heap] in /proc/<pid>/smaps) and open descriptors from /proc, V8's committed heap and external memory, heap used and event-loop lag p99 (reset at each scrape) from GET /metrics, ` +
-      "runs/s from svc_runs_total, database and WAL file sizes, and the dispatch delay (started_at - scheduled_for) of every scheduled run read back through GET /api/db/job_runs. " +
+      "runs/s from svc_runs_total, database and WAL file sizes (and once a minute each table's and index's bytes, from SQLite's dbstat on a read-only connection), and the dispatch delay (started_at - scheduled_for) of every scheduled run read back through GET /api/db/job_runs. " +
       "Heap and RSS saw up and down by tens of MB between V8's full collections, so growth is measured where the heap is comparable: after each full collection " +
       "(the heap used that V8's --trace-gc prints for every Mark-Compact, and RSS read from /proc when the line arrives). " +
       `Growth is the least-squares slope of those after the first ${round(win / 60, 1)} minutes times the rest of the run (the slope over every 10 s sample is in the notes); ` +
