@@ -313,6 +313,8 @@ export interface RetentionResult {
   runsByCap: number;
   logLines: number;
   outputs: number;
+  /** Final alerts of the pruned runs, and final alerts left without a run (pending ones wait for a later pass). */
+  alerts: number;
   /** non_runs rows (svc why) last extended before max_age. */
   nonRuns: number;
 }

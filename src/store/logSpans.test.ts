@@ -212,7 +212,7 @@ describe("retention of big runs", () => {
     store.logs.flush();
     await waitFor(() => store.logs.ftsLag() === 0, 2_000);
     const result = await store.vacuumAsync({ maxAgeMs: 86_400_000, maxRunsPerJob: null }, Date.parse("2026-11-21T00:00:00.000Z"));
-    expect(result).toEqual({ runsByAge: 1, runsByCap: 0, logLines: 12_000, outputs: 0, nonRuns: 0 });
+    expect(result).toEqual({ runsByAge: 1, runsByCap: 0, logLines: 12_000, outputs: 0, alerts: 0, nonRuns: 0 });
     expect(spans(store.path)).toEqual([{ run_id: keep, first_seq: 1, last_seq: 1, first_id: 12_001 }]);
     const db = new Database(store.path, { readonly: true });
     expect(db.prepare("SELECT * FROM run_log_counts").all()).toEqual([{ run_id: keep, stream: "stdout", lines: 1 }]);

@@ -52,7 +52,7 @@ describe("retention", () => {
     expect(store.logs.search({ q: `marker${old[0]!.id}` }, 10, 0).total).toBe(3);
 
     const result = store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
-    expect(result).toEqual({ runsByAge: 3, runsByCap: 0, logLines: 9, outputs: 3, nonRuns: 0 });
+    expect(result).toEqual({ runsByAge: 3, runsByCap: 0, logLines: 9, outputs: 3, alerts: 0, nonRuns: 0 });
     expect(remaining()).toEqual(ids([...young, late]));
     for (const r of old) {
       expect(store.runs.get(r.id)).toBeNull();
@@ -81,7 +81,7 @@ describe("retention", () => {
     expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: 1 }, NOW).nonRuns).toBe(0); // the per-job cap is for runs only
     expect(rows()).toHaveLength(4);
     const result = store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
-    expect(result).toEqual({ runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, nonRuns: 2 });
+    expect(result).toEqual({ runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, alerts: 0, nonRuns: 2 });
     expect(rows()).toEqual([
       ["chain", 1, ago(5), ago(5)],
       ["still", 2, ago(60), ago(1)],
@@ -108,7 +108,7 @@ describe("retention", () => {
     const a = [5, 4, 3, 2, 1].map((d) => aged("a", d % 2 ? "SUCCESS" : "FAILED", d));
     const b = [aged("b", "SKIPPED", 3), aged("b", "SUCCESS", 1)];
     const result = store.vacuum({ maxAgeMs: null, maxRunsPerJob: 2 }, NOW);
-    expect(result).toEqual({ runsByAge: 0, runsByCap: 3, logLines: 9, outputs: 3, nonRuns: 0 });
+    expect(result).toEqual({ runsByAge: 0, runsByCap: 3, logLines: 9, outputs: 3, alerts: 0, nonRuns: 0 });
     expect(remaining()).toEqual(ids([a[3]!, a[4]!, ...b]));
     expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: 0 }, NOW).runsByCap).toBe(4);
   });
@@ -126,17 +126,56 @@ describe("retention", () => {
   it("does nothing without limits, and rejects nonsense limits", () => {
     fresh();
     aged("a", "SUCCESS", 400);
-    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: null }, NOW)).toEqual({ runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, nonRuns: 0 });
+    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: null }, NOW)).toEqual({ runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, alerts: 0, nonRuns: 0 });
     expect(() => store.vacuum({ maxAgeMs: -1, maxRunsPerJob: null }, NOW)).toThrow(RangeError);
     expect(() => store.vacuum({ maxAgeMs: null, maxRunsPerJob: 1.5 }, NOW)).toThrow(RangeError);
   });
 
-  it("keeps alerts of pruned runs, without the run id", () => {
+  it("deletes the final alerts of pruned runs with them (by age and by cap) and keeps those of kept runs", () => {
+    fresh();
+    const alertOf = (run: RunRecord, days: number) => {
+      const a = store.alerts.create({ job_name: run.job_name, run_id: run.id, event: "on_failure", channel: "chat:#ops", payload: "{}", created_at: ago(days) });
+      return store.alerts.recordAttempt(a.id, "delivered", null, ago(days)).id;
+    };
+    const old = aged("a", "FAILED", 90);
+    const young = aged("a", "FAILED", 2);
+    const capped = [aged("b", "FAILED", 3), aged("b", "FAILED", 2), aged("b", "FAILED", 1)];
+    const oldAlerts = [alertOf(old, 90), alertOf(old, 90)]; // two channels
+    const youngAlert = alertOf(young, 2);
+    const cappedAlerts = capped.map((r, i) => alertOf(r, 3 - i));
+    const result = store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: 2 }, NOW);
+    expect(result).toMatchObject({ runsByAge: 1, runsByCap: 1, alerts: 3 });
+    for (const id of [...oldAlerts, cappedAlerts[0]!]) expect(store.alerts.get(id)).toBeNull();
+    for (const id of [youngAlert, ...cappedAlerts.slice(1)]) expect(store.alerts.get(id)).not.toBeNull();
+    expect(store.alerts.search({}, 100, 0).total).toBe(3);
+  });
+
+  it("keeps a pending alert of a pruned run until its delivery is final, then deletes it", () => {
     fresh();
     const run = aged("a", "FAILED", 90);
-    const alert = store.alerts.create({ job_name: "a", run_id: run.id, event: "on_failure", channel: "chat:#ops", payload: "{}", created_at: ago(90) });
-    store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
-    expect(store.alerts.get(alert.id)).toMatchObject({ run_id: null, job_name: "a" });
+    const pending = store.alerts.create({ job_name: "a", run_id: run.id, event: "on_failure", channel: "chat:#ops", payload: "{}", created_at: ago(90) });
+    expect(store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW)).toMatchObject({ runsByAge: 1, alerts: 0 });
+    expect(store.alerts.get(pending.id)).toMatchObject({ run_id: null, status: "pending" });
+    store.alerts.recordAttempt(pending.id, "failed", "HTTP 500", ago(0));
+    // The next pass (either limit) finds it final and without a run.
+    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: 100 }, NOW)).toMatchObject({ runsByCap: 0, alerts: 1 });
+    expect(store.alerts.get(pending.id)).toBeNull();
+  });
+
+  it("deletes alerts left without a run by earlier versions, more than one statement's batch (5,000)", async () => {
+    fresh();
+    const db = new Database(store.path);
+    db.prepare(
+      `WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000)
+       INSERT INTO alerts (job_name, run_id, event, channel, status, payload, created_at) SELECT 'a', NULL, 'on_failure', 'chat:#ops', 'delivered', '{}', ? FROM n`,
+    ).run(ago(10));
+    db.close();
+    const run = aged("a", "FAILED", 1);
+    const kept = store.alerts.create({ job_name: "a", run_id: run.id, event: "on_failure", channel: "chat:#ops", payload: "{}", created_at: ago(1) });
+    expect((await store.vacuumAsync({ maxAgeMs: null, maxRunsPerJob: 10 }, NOW)).alerts).toBe(6_000);
+    expect(store.alerts.search({}, 10, 0).rows.map((a) => a.id)).toEqual([kept.id]);
+    // Without a limit, retention does nothing at all.
+    expect(store.vacuum({ maxAgeMs: null, maxRunsPerJob: null }, NOW).alerts).toBe(0);
   });
 
   it("prunes a big backlog in bounded steps, yielding to the event loop (vacuumAsync)", async () => {
@@ -152,7 +191,7 @@ describe("retention", () => {
     const timer = setInterval(() => ticks++, 0);
     const result = await store.vacuumAsync({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
     clearInterval(timer);
-    expect(result).toEqual({ runsByAge: 1_200, runsByCap: 0, logLines: 12_000, outputs: 0, nonRuns: 0 });
+    expect(result).toEqual({ runsByAge: 1_200, runsByCap: 0, logLines: 12_000, outputs: 0, alerts: 0, nonRuns: 0 });
     expect(ticks).toBeGreaterThan(2); // the loop turned between steps
     expect(remaining()).toEqual([]);
   });
@@ -194,7 +233,7 @@ describe("retention while the store closes", () => {
     while (count() === 1_500) await new Promise((r) => setImmediate(r));
     store.close();
     const result = await pending;
-    expect(result).toEqual({ runsByAge: 500, runsByCap: 0, logLines: 0, outputs: 0, nonRuns: 0 });
+    expect(result).toEqual({ runsByAge: 500, runsByCap: 0, logLines: 0, outputs: 0, alerts: 0, nonRuns: 0 });
     store = open(tmp.file());
     expect(count()).toBe(1_000);
   });

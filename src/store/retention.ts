@@ -7,14 +7,18 @@ const RUN_BATCH = 500;
 const LOG_BATCH = 5_000;
 /** non_runs rows deleted per statement. */
 const NON_RUN_BATCH = 5_000;
+/** alerts without a run deleted per statement. */
+const ALERT_BATCH = 5_000;
 
 /**
  * Retention (SPEC rule 12): runs older than max_age (by finished_at, or
  * created_at for a run that never finished), then, per job, every completed
  * run beyond the max_runs_per_job most recent. Only SUCCESS, FAILED and
  * SKIPPED runs are candidates, so PENDING, RUNNING and RETRYING are never
- * pruned. Logs (with their full-text entries) and outputs go with their run;
- * run_tags rows cascade; alerts keep their history with run_id set to NULL.
+ * pruned. Logs (with their full-text entries), outputs and alerts go with
+ * their run; run_tags rows cascade. An alert still pending (its delivery
+ * under way) stays, with run_id set to NULL, until a later pass finds it
+ * final and without a run: so the alerts table is bounded by the runs kept.
  * max_age also deletes the traces of runs that did not happen (non_runs,
  * `svc why`) last extended before the cutoff: a row that a paused job still
  * extends stays, however old its first slot.
@@ -37,13 +41,15 @@ export class Retention {
     | "trimSpan"
     | "count"
     | "deleteOutputs"
+    | "deleteAlerts"
+    | "deleteOrphanAlerts"
     | "deleteCounts"
     | "deleteRuns"
     | "deleteNonRuns",
     Stmt
   >;
   private readonly deleteLogBatch: (runIds: string) => number;
-  private readonly deleteRunBatch: (runIds: string) => { runs: number; outputs: number };
+  private readonly deleteRunBatch: (runIds: string) => { runs: number; outputs: number; alerts: number };
 
   constructor(
     private readonly db: Db,
@@ -81,6 +87,10 @@ export class Retention {
       trimSpan: db.prepare("UPDATE run_log_spans SET first_seq = ?, first_id = ? WHERE run_id = ? AND first_seq = ?"),
       count: db.prepare("UPDATE store_meta SET value = value - ? WHERE key = 'log_lines'"),
       deleteOutputs: db.prepare(`DELETE FROM run_outputs WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
+      // Final alerts only: a pending one is being delivered (its row is updated after each attempt).
+      deleteAlerts: db.prepare(`DELETE FROM alerts WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done}) AND status != 'pending'`),
+      // Alerts whose run is gone: pending when their run was pruned, or kept by a version that did not prune alerts.
+      deleteOrphanAlerts: db.prepare(`DELETE FROM alerts WHERE id IN (SELECT id FROM alerts WHERE run_id IS NULL AND status != 'pending' LIMIT ${ALERT_BATCH})`),
       deleteCounts: db.prepare(`DELETE FROM run_log_counts WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
       deleteRuns: db.prepare(`DELETE FROM job_runs WHERE id IN (${ids}) AND ${done}`),
       // Oldest first (ids grow with time), so each batch finds its rows at the front of the table.
@@ -107,7 +117,8 @@ export class Retention {
     });
     this.deleteRunBatch = db.transaction((runIds: string) => {
       this.st.deleteCounts.run(runIds);
-      return { outputs: this.st.deleteOutputs.run(runIds).changes, runs: this.st.deleteRuns.run(runIds).changes };
+      const alerts = this.st.deleteAlerts.run(runIds).changes;
+      return { outputs: this.st.deleteOutputs.run(runIds).changes, alerts, runs: this.st.deleteRuns.run(runIds).changes };
     });
   }
 
@@ -162,6 +173,14 @@ export class Retention {
         yield;
       }
     }
+    if (opts.maxAgeMs !== null || opts.maxRunsPerJob !== null) {
+      for (;;) {
+        const n = this.st.deleteOrphanAlerts.run().changes;
+        result.alerts += n;
+        yield;
+        if (n < ALERT_BATCH) break;
+      }
+    }
   }
 
   /**
@@ -178,9 +197,10 @@ export class Retention {
       yield;
       if (n < LOG_BATCH) break;
     }
-    const { runs, outputs } = this.deleteRunBatch(json);
+    const { runs, outputs, alerts } = this.deleteRunBatch(json);
     result[counter] += runs;
     result.outputs += outputs;
+    result.alerts += alerts;
     yield;
   }
 }
@@ -193,5 +213,5 @@ interface SpanRow {
 }
 
 function emptyResult(): RetentionResult {
-  return { runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, nonRuns: 0 };
+  return { runsByAge: 0, runsByCap: 0, logLines: 0, outputs: 0, alerts: 0, nonRuns: 0 };
 }
