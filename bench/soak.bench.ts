@@ -226,7 +226,6 @@ function fileMb(path: string): number {
 interface DbStat {
   t: number;
   pageSize: number;
-  pages: number;
   freePages: number;
   /** Per b-tree (table, index, FTS5 shadow table): its pages' bytes, and the bytes of them that hold no cell. */
   objects: Map<string, { bytes: number; unused: number }>;
@@ -245,21 +244,26 @@ function readDbStat(file: string, t: number): DbStat {
         objects.set(r.name, { bytes: r.pgsize, unused: r.unused });
       }
       const pragma = (name: string) => Number(db.pragma(name, { simple: true }));
-      return { t, pageSize: pragma("page_size"), pages: pragma("page_count"), freePages: pragma("freelist_count"), objects };
+      return { t, pageSize: pragma("page_size"), freePages: pragma("freelist_count"), objects };
     })();
   } finally {
     db.close();
   }
 }
 
+const mb = (bytes: number) => bytes / 1024 / 1024;
+
+/** Each b-tree of the later reading with its bytes in the earlier one, the one that grew most first. */
+function grownObjects(from: DbStat, to: DbStat): Array<{ name: string; o: { bytes: number; unused: number }; before: number }> {
+  return [...to.objects].map(([name, o]) => ({ name, o, before: from.objects.get(name)?.bytes ?? 0 })).sort((a, b) => b.o.bytes - b.before - (a.o.bytes - a.before));
+}
+
 /** The b-trees that grew most between two readings, and the free list's change: "name +x MB (a -> b MB, c % unused)". */
 function dbGrowthByObject(from: DbStat | undefined, to: DbStat | undefined, top = 5): string {
   if (!from || !to) return "no dbstat readings";
-  const mb = (b: number) => b / 1024 / 1024;
-  const rows = [...to.objects].map(([name, o]) => ({ name, o, before: from.objects.get(name)?.bytes ?? 0 })).sort((a, b) => b.o.bytes - b.before - (a.o.bytes - a.before));
   const free = (s: DbStat) => mb(s.freePages * s.pageSize);
   return (
-    rows
+    grownObjects(from, to)
       .slice(0, top)
       .map((r) => `${r.name} ${r.o.bytes >= r.before ? "+" : ""}${sig(mb(r.o.bytes - r.before))} MB (${sig(mb(r.before))} -> ${sig(mb(r.o.bytes))} MB, ${Math.round((100 * r.o.unused) / Math.max(1, r.o.bytes))} % unused)`)
       .join(", ") + `; free list ${sig(free(from))} -> ${sig(free(to))} MB`
@@ -605,8 +609,8 @@ function report(o: Outcome): BenchSection {
   const short = o.minutes < 20;
   const statFrom = short ? o.dbstats[0] : o.dbstats.find((x) => x.t >= capped);
   const statTo = o.dbstats[o.dbstats.length - 1];
-  const topGrowthMb =
-    statFrom && statTo ? Math.max(...[...statTo.objects].map(([name, x]) => x.bytes - (statFrom.objects.get(name)?.bytes ?? 0))) / 1024 / 1024 : NaN;
+  const top = statFrom && statTo ? grownObjects(statFrom, statTo)[0] : undefined;
+  const topGrowthMb = top ? mb(top.o.bytes - top.before) : NaN;
   const load = samples.map((s) => s.load1);
   const loadNote = `machine load average (1 min) median ${round(median(load), 1)}, max ${round(Math.max(...load), 1)} on 2 cores`;
   const mins = (s: number) => `${round(s / 60, 1)} min`;

@@ -313,7 +313,7 @@ export interface RetentionResult {
   runsByCap: number;
   logLines: number;
   outputs: number;
-  /** Final alerts of the pruned runs, and final alerts left without a run (pending ones wait for a later pass). */
+  /** Final alerts without a run (pruned in this pass or earlier); a pending one waits for a later pass. */
   alerts: number;
   /** non_runs rows (svc why) last extended before max_age. */
   nonRuns: number;

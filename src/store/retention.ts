@@ -5,10 +5,8 @@ import type { Db, Stmt } from "./sql.js";
 /** Runs chosen per step; their logs are then deleted LOG_BATCH lines per transaction. */
 const RUN_BATCH = 500;
 const LOG_BATCH = 5_000;
-/** non_runs rows deleted per statement. */
-const NON_RUN_BATCH = 5_000;
-/** alerts without a run deleted per statement. */
-const ALERT_BATCH = 5_000;
+/** non_runs rows, and alerts without a run, deleted per statement. */
+const ROW_BATCH = 5_000;
 
 /**
  * Retention (SPEC rule 12): runs older than max_age (by finished_at, or
@@ -16,9 +14,10 @@ const ALERT_BATCH = 5_000;
  * run beyond the max_runs_per_job most recent. Only SUCCESS, FAILED and
  * SKIPPED runs are candidates, so PENDING, RUNNING and RETRYING are never
  * pruned. Logs (with their full-text entries), outputs and alerts go with
- * their run; run_tags rows cascade. An alert still pending (its delivery
- * under way) stays, with run_id set to NULL, until a later pass finds it
- * final and without a run: so the alerts table is bounded by the runs kept.
+ * their run; run_tags rows cascade. Alerts go through their foreign key,
+ * which sets run_id to NULL: each pass ends by deleting the final alerts
+ * without a run, so one still pending (its delivery under way) goes at a
+ * later pass, once final, and the table is bounded by the runs kept.
  * max_age also deletes the traces of runs that did not happen (non_runs,
  * `svc why`) last extended before the cutoff: a row that a paused job still
  * extends stays, however old its first slot.
@@ -41,7 +40,6 @@ export class Retention {
     | "trimSpan"
     | "count"
     | "deleteOutputs"
-    | "deleteAlerts"
     | "deleteOrphanAlerts"
     | "deleteCounts"
     | "deleteRuns"
@@ -49,7 +47,7 @@ export class Retention {
     Stmt
   >;
   private readonly deleteLogBatch: (runIds: string) => number;
-  private readonly deleteRunBatch: (runIds: string) => { runs: number; outputs: number; alerts: number };
+  private readonly deleteRunBatch: (runIds: string) => { runs: number; outputs: number };
 
   constructor(
     private readonly db: Db,
@@ -87,14 +85,13 @@ export class Retention {
       trimSpan: db.prepare("UPDATE run_log_spans SET first_seq = ?, first_id = ? WHERE run_id = ? AND first_seq = ?"),
       count: db.prepare("UPDATE store_meta SET value = value - ? WHERE key = 'log_lines'"),
       deleteOutputs: db.prepare(`DELETE FROM run_outputs WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
-      // Final alerts only: a pending one is being delivered (its row is updated after each attempt).
-      deleteAlerts: db.prepare(`DELETE FROM alerts WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done}) AND status != 'pending'`),
-      // Alerts whose run is gone: pending when their run was pruned, or kept by a version that did not prune alerts.
-      deleteOrphanAlerts: db.prepare(`DELETE FROM alerts WHERE id IN (SELECT id FROM alerts WHERE run_id IS NULL AND status != 'pending' LIMIT ${ALERT_BATCH})`),
+      // Final alerts whose run is gone (pruned, in this pass or by a version that kept alerts); a pending one is
+      // being delivered (its row is updated after each attempt).
+      deleteOrphanAlerts: db.prepare(`DELETE FROM alerts WHERE id IN (SELECT id FROM alerts WHERE run_id IS NULL AND status != 'pending' LIMIT ${ROW_BATCH})`),
       deleteCounts: db.prepare(`DELETE FROM run_log_counts WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done})`),
       deleteRuns: db.prepare(`DELETE FROM job_runs WHERE id IN (${ids}) AND ${done}`),
       // Oldest first (ids grow with time), so each batch finds its rows at the front of the table.
-      deleteNonRuns: db.prepare(`DELETE FROM non_runs WHERE id IN (SELECT id FROM non_runs WHERE last_at < ? ORDER BY id LIMIT ${NON_RUN_BATCH})`),
+      deleteNonRuns: db.prepare(`DELETE FROM non_runs WHERE id IN (SELECT id FROM non_runs WHERE last_at < ? ORDER BY id LIMIT ${ROW_BATCH})`),
     };
     // At most LOG_BATCH lines per transaction: whole spans, and the front
     // of a span that is bigger than what is left of the budget.
@@ -117,8 +114,7 @@ export class Retention {
     });
     this.deleteRunBatch = db.transaction((runIds: string) => {
       this.st.deleteCounts.run(runIds);
-      const alerts = this.st.deleteAlerts.run(runIds).changes;
-      return { outputs: this.st.deleteOutputs.run(runIds).changes, alerts, runs: this.st.deleteRuns.run(runIds).changes };
+      return { outputs: this.st.deleteOutputs.run(runIds).changes, runs: this.st.deleteRuns.run(runIds).changes };
     });
   }
 
@@ -151,12 +147,7 @@ export class Retention {
         if (ids.length === 0) break;
         yield* this.deleteRuns(ids, result, "runsByAge");
       }
-      for (;;) {
-        const n = this.st.deleteNonRuns.run(cutoff).changes;
-        result.nonRuns += n;
-        yield;
-        if (n < NON_RUN_BATCH) break;
-      }
+      yield* this.inBatches(this.st.deleteNonRuns, [cutoff], result, "nonRuns");
     }
     if (opts.maxRunsPerJob !== null) {
       const keep = opts.maxRunsPerJob;
@@ -173,13 +164,16 @@ export class Retention {
         yield;
       }
     }
-    if (opts.maxAgeMs !== null || opts.maxRunsPerJob !== null) {
-      for (;;) {
-        const n = this.st.deleteOrphanAlerts.run().changes;
-        result.alerts += n;
-        yield;
-        if (n < ALERT_BATCH) break;
-      }
+    if (opts.maxAgeMs !== null || opts.maxRunsPerJob !== null) yield* this.inBatches(this.st.deleteOrphanAlerts, [], result, "alerts");
+  }
+
+  /** Runs a DELETE of at most ROW_BATCH rows until it deletes fewer, counting them into `result` before each yield. */
+  private *inBatches(stmt: Stmt, params: unknown[], result: RetentionResult, counter: "nonRuns" | "alerts"): Generator<void> {
+    for (;;) {
+      const n = stmt.run(...params).changes;
+      result[counter] += n;
+      yield;
+      if (n < ROW_BATCH) break;
     }
   }
 
@@ -197,10 +191,9 @@ export class Retention {
       yield;
       if (n < LOG_BATCH) break;
     }
-    const { runs, outputs, alerts } = this.deleteRunBatch(json);
+    const { runs, outputs } = this.deleteRunBatch(json);
     result[counter] += runs;
     result.outputs += outputs;
-    result.alerts += alerts;
     yield;
   }
 }
