@@ -106,6 +106,8 @@ export interface OpenStoreOptions {
   path: string;
   busyTimeoutMs: number; // default 5000
   walAutocheckpoint: number; // default 1000 pages
+  /** Run those checkpoints on a worker thread instead of in the committing call (checkpointer.ts). Default true. */
+  checkpointThread?: boolean;
   /** Log batching: flush after this many buffered lines... */
   logFlushLines?: number; // default 1000
   /** ...or this long after the first buffered line. */

@@ -10,6 +10,7 @@ import type {
 } from "./api.js";
 import { SqliteAlerts } from "./alerts.js";
 import { backupTo, type BackupResult } from "./backup.js";
+import { Checkpointer } from "./checkpointer.js";
 import { InvalidQueryError } from "./errors.js";
 import { SqliteAttempts } from "./attempts.js";
 import { SqliteBackfills } from "./backfills.js";
@@ -80,6 +81,7 @@ export class SqliteStore implements Store {
   private readonly writer: LogWriter;
   private readonly indexer: FtsIndexer;
   private readonly retention: Retention;
+  private readonly checkpointer: Checkpointer;
   /**
    * One transaction function for every `tx` call, given the work as its argument: better-sqlite3's
    * `db.transaction(fn)` builds a new wrapper (four variants) each time it is called.
@@ -118,6 +120,11 @@ export class SqliteStore implements Store {
 
     this.nonRuns = new SqliteNonRuns(db);
     this.retention = new Retention(db, this.indexer);
+    this.checkpointer = new Checkpointer(db, path, {
+      pages: opts.walAutocheckpoint ?? STORE_DEFAULTS.walAutocheckpoint,
+      logger,
+    });
+    if (opts.checkpointThread !== false) this.checkpointer.start();
   }
 
   tx<T>(fn: () => T): T {
@@ -179,6 +186,7 @@ export class SqliteStore implements Store {
       this.writer.flush();
     } finally {
       this.writer.stop();
+      this.checkpointer.close();
       this.db.close();
     }
   }

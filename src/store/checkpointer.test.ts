@@ -1,0 +1,140 @@
+import fs from "node:fs";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { memoryLogger } from "../shared/logger.js";
+import { Checkpointer, RESTART_FACTOR } from "./checkpointer.js";
+import { open, tempDir, type TempDir } from "./testkit.js";
+
+let tmp: TempDir;
+const closers: Array<() => void> = [];
+afterEach(() => {
+  for (const c of closers.splice(0).reverse()) c();
+  tmp?.remove();
+});
+
+/** A WAL database with a table of 4 KB rows: each row written is about one WAL page. */
+function walDb(): { db: Database.Database; file: string } {
+  tmp = tempDir("svc-ckpt-");
+  const file = tmp.file();
+  const db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("wal_autocheckpoint = 1000");
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
+  closers.push(() => db.close());
+  return { db, file };
+}
+
+const insert = (db: Database.Database, rows: number) => {
+  const st = db.prepare("INSERT INTO t (b) VALUES (randomblob(4000))");
+  for (let i = 0; i < rows; i++) st.run(); // one commit each, as svcd's turns are
+};
+
+async function until(what: string, ok: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("WAL checkpoints on a worker thread", () => {
+  it("takes checkpoints away from the committing connection and runs them once the WAL passes the page limit", async () => {
+    const { db, file } = walDb();
+    const ck = new Checkpointer(db, file, { pages: 200, logger: memoryLogger() });
+    closers.push(() => ck.close());
+    ck.start();
+    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+    // 1,500 commits in one go, before any timer: SQLite's own checkpoint would have copied them at 1,000 pages; ours waits.
+    insert(db, 1_500);
+    expect(ck.walPages()?.pending).toBeGreaterThanOrEqual(1_500);
+    await until("a checkpoint", () => ck.stats().checkpoints > 0 && (ck.walPages()?.pending ?? 1e9) < 200);
+    expect(ck.stats()).toMatchObject({ running: true, inline: false });
+    // The pages are in the database file: a connection reading the file alone (the WAL set aside) sees the rows.
+    const copy = tmp.file("copy.db");
+    fs.copyFileSync(file, copy);
+    const reader = new Database(copy, { readonly: true });
+    expect(reader.prepare("SELECT count(*) FROM t").pluck().get()).toBe(1_500);
+    reader.close();
+  });
+
+  it("keeps the WAL bounded while commits never pause, and loses nothing", async () => {
+    const { db, file } = walDb();
+    const ck = new Checkpointer(db, file, { pages: 500, logger: memoryLogger() });
+    closers.push(() => ck.close());
+    ck.start();
+    // Commits in every turn of the event loop for 1.5 s: a passive checkpoint never finds the WAL idle.
+    let most = 0;
+    let written = 0;
+    const until = Date.now() + 1_500;
+    while (Date.now() < until) {
+      insert(db, 2);
+      written += 2;
+      most = Math.max(most, ck.walPages()?.frames ?? 0);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(written).toBeGreaterThan(RESTART_FACTOR * 500 * 5); // without restarts the WAL would hold them all (2 pages a row)
+    expect(ck.stats().checkpoints).toBeGreaterThan(2);
+    expect(ck.stats().restarts).toBeGreaterThan(2);
+    // Each row is at least one WAL page: a WAL never started over would hold them all.
+    expect(most).toBeLessThan(written / 2);
+    expect(db.prepare("SELECT count(*) FROM t").pluck().get()).toBe(written);
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+  });
+
+  it("closes its connection before close() returns, so the daemon's close removes the WAL as before", async () => {
+    tmp = tempDir("svc-ckpt-");
+    const store = open(tmp.file(), { walAutocheckpoint: 50 });
+    for (let i = 0; i < 300; i++) store.jobState.upsert(`job-${i}-${"x".repeat(2_000)}`, { paused: 0 });
+    const ck = (store as unknown as { checkpointer: Checkpointer }).checkpointer;
+    await until("a checkpoint", () => ck.stats().checkpoints > 0);
+    expect(ck.stats().running).toBe(true);
+    store.close();
+    expect(fs.existsSync(`${tmp.file()}-wal`)).toBe(false);
+    const again = open(tmp.file());
+    expect(again.jobState.get("job-299-" + "x".repeat(2_000))).not.toBeNull();
+    again.close();
+  });
+
+  it("stops the thread after a while without checkpoints, and starts it again when needed", async () => {
+    const { db, file } = walDb();
+    const ck = new Checkpointer(db, file, { pages: 50, logger: memoryLogger(), idleStopMs: 150 });
+    closers.push(() => ck.close());
+    ck.start();
+    insert(db, 100);
+    await until("a checkpoint", () => ck.stats().checkpoints === 1);
+    await until("the thread to stop", () => !ck.stats().running);
+    insert(db, 100);
+    await until("a second checkpoint", () => ck.stats().checkpoints === 2);
+  });
+
+  it("gives checkpoints back to the connection, with a warning, when the thread fails", async () => {
+    const { db, file } = walDb();
+    const log = memoryLogger();
+    // The thread opens `file`, which is gone by then: it cannot checkpoint.
+    const gone = tmp.file("gone.db");
+    const ck = new Checkpointer(db, gone, { pages: 10, logger: log });
+    closers.push(() => ck.close());
+    insert(db, 50);
+    fs.copyFileSync(`${file}-shm`, `${gone}-shm`); // a WAL index showing 50 pages waiting
+    ck.start();
+    await until("the fallback", () => ck.stats().inline);
+    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(10);
+    expect(log.entries.filter((e) => e.level === "warn").map((e) => e.msg)).toEqual([
+      "WAL checkpoints are back on svcd's own connection: the checkpoint thread failed",
+    ]);
+    expect(String((log.entries[0]!.fields.err as Error).message)).toMatch(/gone\.db|does not exist|unable to open/);
+  });
+
+  it("does nothing with wal_autocheckpoint 0: no checkpoints at all, as SQLite's own setting", async () => {
+    const { db, file } = walDb();
+    db.pragma("wal_autocheckpoint = 0");
+    const ck = new Checkpointer(db, file, { pages: 0, logger: memoryLogger() });
+    closers.push(() => ck.close());
+    ck.start();
+    insert(db, 300);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(ck.stats().checkpoints).toBe(0);
+    expect(ck.walPages()?.pending).toBeGreaterThanOrEqual(300);
+  });
+});

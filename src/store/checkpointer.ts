@@ -1,0 +1,269 @@
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import { Worker } from "node:worker_threads";
+import type { Logger } from "../shared/logger.js";
+import type { Db } from "./sql.js";
+
+/**
+ * WAL checkpoints off the event loop (issue 24; docs/perf/FIXES.md, "WAL
+ * checkpoints on a worker thread").
+ *
+ * SQLite's automatic checkpoint runs inside the COMMIT that takes the WAL
+ * past `wal_autocheckpoint` pages: it copies the pages into the database
+ * file and syncs the WAL and the file, on whichever thread committed. For
+ * svcd that is the event loop, and the two fsyncs were ~10 % of a busy
+ * daemon's time. Here svcd's connection never checkpoints by itself;
+ * instead:
+ *
+ * - A timer reads how many WAL pages wait to be copied (the WAL index's
+ *   `mxFrame - nBackfill`, from the `-shm` file, a documented format:
+ *   https://www.sqlite.org/walformat.html), every 25 ms while the WAL grows,
+ *   backing off to every 200 ms while it does not.
+ * - Once they reach `wal_autocheckpoint` pages, a worker thread with its
+ *   own connection to the same file runs `PRAGMA wal_checkpoint(PASSIVE)`:
+ *   the same copy and syncs SQLite would have made, while svcd's connection
+ *   goes on committing (a passive checkpoint never blocks a writer, and the
+ *   writer restarts the WAL from its start once everything is copied).
+ * - A passive checkpoint copies the pages that were in the WAL when it
+ *   began; under steady commits some always arrive meanwhile, and SQLite
+ *   starts the WAL file over only when a write finds every page copied. So
+ *   once the WAL holds `RESTART_FACTOR` times the page limit, svcd's own
+ *   connection copies what is left (a few pages: the thread copied the rest)
+ *   between two of its transactions, and its next write starts the WAL over.
+ *   That keeps the WAL within about 4 times the limit (16 MB by default),
+ *   with a quarter of the syncs on the event loop.
+ * - The worker starts at the first checkpoint and stops after a minute
+ *   without one, so an idle daemon does not carry its ~10 MB.
+ *
+ * Durability is SQLite's own: commits are written to the WAL as before, and
+ * the checkpoint is SQLite's, syncs included. If the worker cannot start or
+ * fails, svcd's connection goes back to checkpointing by itself (a warning
+ * says so). `wal_autocheckpoint: 0` still means no automatic checkpoints.
+ */
+export interface CheckpointerOptions {
+  /** Pages waiting in the WAL that start a checkpoint (storage.sqlite.wal_autocheckpoint); 0: never. */
+  pages: number;
+  logger: Logger;
+  /** Stop the worker after this long without a checkpoint. */
+  idleStopMs?: number;
+}
+
+export interface CheckpointStats {
+  /** Checkpoints run by the worker. */
+  checkpoints: number;
+  /** Checkpoints svcd's connection ran to start the WAL over (see RESTART_FACTOR). */
+  restarts: number;
+  /** Whether the worker is running now. */
+  running: boolean;
+  /** Whether svcd's own connection checkpoints (the worker failed, or checkpoints are off). */
+  inline: boolean;
+}
+
+const FAST_POLL_MS = 25;
+/** The WAL, in page limits, at which svcd's connection copies what the thread left so the WAL starts over. */
+export const RESTART_FACTOR = 4;
+const SLOW_POLL_MS = 200;
+const CLOSE_WAIT_MS = 2_000;
+
+export class Checkpointer {
+  private readonly file: string;
+  private readonly pages: number;
+  private readonly logger: Logger;
+  private readonly idleStopMs: number;
+  private readonly header = Buffer.alloc(136);
+  private readonly little = os.endianness() === "LE";
+  private shm: number | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private delay = FAST_POLL_MS;
+  private seenFrames = -1;
+  private worker: Worker | null = null;
+  /** Set to 1 by the worker once its connection is closed (the synchronous handshake of close()). */
+  private closedFlag: Int32Array | null = null;
+  private inFlight = false;
+  private lastCheckpointAt = 0;
+  private checkpoints = 0;
+  private restarts = 0;
+  private inline = false;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    file: string,
+    opts: CheckpointerOptions,
+  ) {
+    this.file = file;
+    this.pages = Math.max(0, Math.trunc(opts.pages));
+    this.logger = opts.logger;
+    this.idleStopMs = opts.idleStopMs ?? 60_000;
+  }
+
+  /** Takes checkpoints over from svcd's connection. Without a page limit there are none to take. */
+  start(): void {
+    if (this.pages === 0 || this.stopped) return;
+    this.db.pragma("wal_autocheckpoint = 0");
+    this.schedule();
+  }
+
+  stats(): CheckpointStats {
+    return { checkpoints: this.checkpoints, restarts: this.restarts, running: this.worker !== null, inline: this.inline };
+  }
+
+  /**
+   * The WAL's pages (`frames`, since it last started over) and those of them not yet copied into the
+   * database file (`pending`); null when the WAL index cannot be read.
+   */
+  walPages(): { frames: number; pending: number } | null {
+    try {
+      this.shm ??= fs.openSync(`${this.file}-shm`, "r");
+      if (fs.readSync(this.shm, this.header, 0, 136, 0) < 136) return null;
+    } catch {
+      return null;
+    }
+    const u32 = (at: number) => (this.little ? this.header.readUInt32LE(at) : this.header.readUInt32BE(at));
+    if (this.header[12] === 0) return null; // isInit: no WAL index yet
+    const frames = u32(16); // mxFrame
+    const copied = u32(96); // nBackfill
+    return { frames, pending: frames > copied ? frames - copied : 0 };
+  }
+
+  /**
+   * Stops the timer and closes the worker's connection before returning (so that svcd's own close is
+   * the last one and removes the WAL as before).
+   */
+  close(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.stopWorker();
+    if (this.shm !== null) fs.closeSync(this.shm);
+    this.shm = null;
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.inline) return;
+    this.timer = setTimeout(() => this.poll(), this.delay);
+    this.timer.unref();
+  }
+
+  private poll(): void {
+    this.timer = null;
+    const wal = this.walPages();
+    // Fast while the WAL grows, slower while it does not.
+    this.delay = wal !== null && wal.frames !== this.seenFrames ? FAST_POLL_MS : Math.min(SLOW_POLL_MS, this.delay * 2);
+    this.seenFrames = wal?.frames ?? -1;
+    // The thread copies the bulk; once the WAL is long, svcd's connection copies what the thread left, to start it over.
+    const copied = wal === null ? 0 : wal.frames - wal.pending;
+    if (wal !== null && !this.inFlight && wal.pending > 0 && copied > 0 && wal.frames >= RESTART_FACTOR * this.pages) this.restart();
+    else if (wal !== null && !this.inFlight && wal.pending >= this.pages) this.request();
+    else if (this.worker && !this.inFlight && Date.now() - this.lastCheckpointAt > this.idleStopMs) this.stopWorker();
+    this.schedule();
+  }
+
+  /** Copies what the thread left, on svcd's connection: nothing is committed meanwhile, so the next write starts the WAL over. */
+  private restart(): void {
+    try {
+      this.db.pragma("wal_checkpoint(PASSIVE)");
+      this.restarts++;
+    } catch (e) {
+      this.fallBack(e);
+    }
+  }
+
+  private request(): void {
+    const w = this.worker ?? this.startWorker();
+    if (!w) return;
+    this.inFlight = true;
+    this.lastCheckpointAt = Date.now();
+    w.postMessage("checkpoint");
+  }
+
+  private startWorker(): Worker | null {
+    try {
+      const sqlite = createRequire(import.meta.url).resolve("better-sqlite3");
+      const closed = new Int32Array(new SharedArrayBuffer(4));
+      const w = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { sqlite, file: this.file, closed },
+        resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 },
+      });
+      w.unref();
+      w.on("message", (m: { ok: boolean; error?: string }) => {
+        this.inFlight = false;
+        if (m.ok) this.checkpoints++;
+        else this.fallBack(new Error(m.error ?? "unknown error"));
+      });
+      w.on("error", (e) => this.fallBack(e));
+      w.on("exit", (code) => {
+        if (this.worker === w && !this.stopped) this.fallBack(new Error(`the checkpoint thread stopped (exit code ${code})`));
+      });
+      this.worker = w;
+      this.closedFlag = closed;
+      return w;
+    } catch (e) {
+      this.fallBack(e);
+      return null;
+    }
+  }
+
+  /** svcd's connection checkpoints by itself again, as SQLite does by default. */
+  private fallBack(e: unknown): void {
+    if (this.inline || this.stopped) return;
+    this.inline = true;
+    this.inFlight = false;
+    this.logger.warn({ err: e instanceof Error ? e : new Error(String(e)) }, "WAL checkpoints are back on svcd's own connection: the checkpoint thread failed");
+    this.stopWorker();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    try {
+      this.db.pragma(`wal_autocheckpoint = ${this.pages}`);
+    } catch {
+      // the connection is closed: nothing left to checkpoint
+    }
+  }
+
+  private stopWorker(): void {
+    const w = this.worker;
+    const flag = this.closedFlag;
+    this.worker = null;
+    this.closedFlag = null;
+    this.inFlight = false;
+    if (!w || !flag) return;
+    w.removeAllListeners();
+    w.on("error", () => {}); // it is going: a late error changes nothing
+    w.postMessage("close");
+    // Wait (bounded) for the worker to close its connection: the last connection to close removes the WAL.
+    Atomics.wait(flag, 0, 0, CLOSE_WAIT_MS);
+    void w.terminate();
+  }
+}
+
+/**
+ * The worker thread: its own connection, a passive checkpoint per message. It is source text (a worker
+ * started from the one-file daemon bundle cannot import a module by path), as in backup.ts.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.sqlite);
+const flag = workerData.closed;
+let db = null;
+let ckpt = null;
+parentPort.on("message", (m) => {
+  if (m === "close") {
+    try { if (db) db.close(); } finally { Atomics.store(flag, 0, 1); Atomics.notify(flag, 0); parentPort.close(); }
+    return;
+  }
+  try {
+    if (!db) {
+      db = new Database(workerData.file, { fileMustExist: true });
+      db.pragma("wal_autocheckpoint = 0");
+      ckpt = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+    }
+    ckpt.get();
+    parentPort.postMessage({ ok: true });
+  } catch (e) {
+    parentPort.postMessage({ ok: false, error: e && e.message ? e.message : String(e) });
+  }
+});
+`;
