@@ -355,7 +355,7 @@ export async function firstDispatch(starts: number, later: number, env?: NodeJS.
 
 export default async function runCostBench(): Promise<BenchSection> {
   const q = quick();
-  const results: BenchResult[] = [...(await inProcess(q ? 2 : 3, q ? 600 : 1_000)), ...(await throughApi(q ? 2 : 3)), ...(await firstDispatch(q ? 2 : 3, q ? 3 : 5))];
+  const results: BenchResult[] = [...(await inProcess(q ? 2 : 3, q ? 600 : 1_000)), ...(await throughApi(q ? 2 : 3)), ...(await firstDispatch(q ? 2 : 10, q ? 3 : 5))];
   return {
     title: "The cost of one run",
     method:
