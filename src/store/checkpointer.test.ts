@@ -2,15 +2,24 @@ import fs from "node:fs";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryLogger } from "../shared/logger.js";
-import { Checkpointer, RESTART_FACTOR } from "./checkpointer.js";
+import { Checkpointer } from "./checkpointer.js";
 import { open, tempDir, type TempDir } from "./testkit.js";
 
 let tmp: TempDir;
 const closers: Array<() => void> = [];
+const checkpointers: Checkpointer[] = [];
 afterEach(() => {
+  for (const ck of checkpointers) ck.close();
   for (const c of closers.splice(0).reverse()) c();
+  // The -shm descriptors go last, after the connections (closing one drops the process's locks on the file).
+  for (const ck of checkpointers.splice(0)) ck.release();
   tmp?.remove();
 });
+
+function track(ck: Checkpointer): Checkpointer {
+  checkpointers.push(ck);
+  return ck;
+}
 
 /** A WAL database with a table of 4 KB rows: each row written is about one WAL page. */
 function walDb(): { db: Database.Database; file: string } {
@@ -30,7 +39,7 @@ const insert = (db: Database.Database, rows: number) => {
   for (let i = 0; i < rows; i++) st.run(); // one commit each, as svcd's turns are
 };
 
-async function until(what: string, ok: () => boolean, ms = 5_000): Promise<void> {
+async function until(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
   while (!ok()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -38,11 +47,10 @@ async function until(what: string, ok: () => boolean, ms = 5_000): Promise<void>
   }
 }
 
-describe("WAL checkpoints on a worker thread", () => {
+describe("WAL checkpoints on a worker thread", { timeout: 40_000 }, () => {
   it("takes checkpoints away from the committing connection and runs them once the WAL passes the page limit", async () => {
     const { db, file } = walDb();
-    const ck = new Checkpointer(db, file, { pages: 200, logger: memoryLogger() });
-    closers.push(() => ck.close());
+    const ck = track(new Checkpointer(db, file, { pages: 200, logger: memoryLogger() }));
     ck.start();
     expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
     // 1,500 commits in one go, before any timer: SQLite's own checkpoint would have copied them at 1,000 pages; ours waits.
@@ -60,26 +68,65 @@ describe("WAL checkpoints on a worker thread", () => {
 
   it("keeps the WAL bounded while commits never pause, and loses nothing", async () => {
     const { db, file } = walDb();
-    const ck = new Checkpointer(db, file, { pages: 500, logger: memoryLogger() });
-    closers.push(() => ck.close());
+    const ck = track(new Checkpointer(db, file, { pages: 500, logger: memoryLogger() }));
     ck.start();
-    // Commits in every turn of the event loop for 1.5 s: a passive checkpoint never finds the WAL idle.
+    // Commits in every turn of the event loop until 40,000 rows (at least a page each) are written: a passive
+    // checkpoint never finds the WAL idle, so only svcd's connection copying the rest starts it over.
     let most = 0;
     let written = 0;
-    const until = Date.now() + 1_500;
-    while (Date.now() < until) {
+    const end = Date.now() + 30_000;
+    while (written < 40_000 && Date.now() < end) {
       insert(db, 2);
       written += 2;
       most = Math.max(most, ck.walPages()?.frames ?? 0);
       await new Promise((r) => setImmediate(r));
     }
-    expect(written).toBeGreaterThan(RESTART_FACTOR * 500 * 5); // without restarts the WAL would hold them all (2 pages a row)
+    expect(written).toBe(40_000);
     expect(ck.stats().checkpoints).toBeGreaterThan(2);
     expect(ck.stats().restarts).toBeGreaterThan(2);
-    // Each row is at least one WAL page: a WAL never started over would hold them all.
+    // Bounded, not cumulative: a WAL that never started over would hold every row written.
     expect(most).toBeLessThan(written / 2);
     expect(db.prepare("SELECT count(*) FROM t").pluck().get()).toBe(written);
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+  });
+
+  it("finds the WAL index beside the real file when the database path is a symbolic link", async () => {
+    const { db } = walDb();
+    const link = tmp.file("link.db");
+    fs.symlinkSync(tmp.file(), link);
+    const log = memoryLogger();
+    const ck = track(new Checkpointer(db, link, { pages: 100, logger: log }));
+    ck.start();
+    insert(db, 300);
+    await until("a checkpoint", () => ck.stats().checkpoints > 0);
+    expect(ck.stats().inline).toBe(false);
+    expect(log.entries).toEqual([]);
+  });
+
+  it("gives checkpoints back to the connection when the WAL index cannot be read", async () => {
+    const { db } = walDb();
+    const log = memoryLogger();
+    const ck = track(new Checkpointer(db, tmp.file("elsewhere.db"), { pages: 100, logger: log }));
+    ck.start();
+    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+    await until("the fallback", () => ck.stats().inline);
+    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(100);
+    expect(String((log.entries[0]!.fields.err as Error).message)).toMatch(/cannot read the WAL index .*elsewhere\.db-shm/);
+  });
+
+  it("falls back at once, without waiting for it, when the thread dies", async () => {
+    const { db, file } = walDb();
+    const log = memoryLogger();
+    const ck = track(new Checkpointer(db, file, { pages: 50, logger: log }));
+    ck.start();
+    insert(db, 100);
+    await until("a checkpoint", () => ck.stats().checkpoints > 0);
+    const t0 = Date.now();
+    await (ck as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await until("the fallback", () => ck.stats().inline);
+    expect(Date.now() - t0).toBeLessThan(5_000); // a wait for a dead thread's answer would take 10 s
+    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(50);
+    expect(log.entries.map((e) => e.msg)).toEqual(["WAL checkpoints are back on svcd's own connection: the checkpoint thread failed"]);
   });
 
   it("closes its connection before close() returns, so the daemon's close removes the WAL as before", async () => {
@@ -98,8 +145,7 @@ describe("WAL checkpoints on a worker thread", () => {
 
   it("stops the thread after a while without checkpoints, and starts it again when needed", async () => {
     const { db, file } = walDb();
-    const ck = new Checkpointer(db, file, { pages: 50, logger: memoryLogger(), idleStopMs: 150 });
-    closers.push(() => ck.close());
+    const ck = track(new Checkpointer(db, file, { pages: 50, logger: memoryLogger(), idleStopMs: 150 }));
     ck.start();
     insert(db, 100);
     await until("a checkpoint", () => ck.stats().checkpoints === 1);
@@ -113,8 +159,7 @@ describe("WAL checkpoints on a worker thread", () => {
     const log = memoryLogger();
     // The thread opens `file`, which is gone by then: it cannot checkpoint.
     const gone = tmp.file("gone.db");
-    const ck = new Checkpointer(db, gone, { pages: 10, logger: log });
-    closers.push(() => ck.close());
+    const ck = track(new Checkpointer(db, gone, { pages: 10, logger: log }));
     insert(db, 50);
     fs.copyFileSync(`${file}-shm`, `${gone}-shm`); // a WAL index showing 50 pages waiting
     ck.start();
@@ -129,12 +174,11 @@ describe("WAL checkpoints on a worker thread", () => {
   it("does nothing with wal_autocheckpoint 0: no checkpoints at all, as SQLite's own setting", async () => {
     const { db, file } = walDb();
     db.pragma("wal_autocheckpoint = 0");
-    const ck = new Checkpointer(db, file, { pages: 0, logger: memoryLogger() });
-    closers.push(() => ck.close());
+    const ck = track(new Checkpointer(db, file, { pages: 0, logger: memoryLogger() }));
     ck.start();
     insert(db, 300);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(ck.stats().checkpoints).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ck.stats()).toMatchObject({ checkpoints: 0, running: false });
     expect(ck.walPages()?.pending).toBeGreaterThanOrEqual(300);
   });
 });

@@ -38,8 +38,15 @@ import type { Db } from "./sql.js";
  *
  * Durability is SQLite's own: commits are written to the WAL as before, and
  * the checkpoint is SQLite's, syncs included. If the worker cannot start or
- * fails, svcd's connection goes back to checkpointing by itself (a warning
- * says so). `wal_autocheckpoint: 0` still means no automatic checkpoints.
+ * fails, or the WAL index cannot be read, svcd's connection goes back to
+ * checkpointing by itself (a warning says so). `wal_autocheckpoint: 0`
+ * still means no automatic checkpoints.
+ *
+ * The `-shm` file is read through a descriptor of its own, kept open until
+ * svcd's connection is closed: SQLite's WAL locks are POSIX locks on that
+ * file, and closing any descriptor of a file drops every lock the process
+ * holds on it (https://www.sqlite.org/howtocorrupt.html, 2.2). So close()
+ * leaves it open and release() closes it, after the database is closed.
  */
 export interface CheckpointerOptions {
   /** Pages waiting in the WAL that start a checkpoint (storage.sqlite.wal_autocheckpoint); 0: never. */
@@ -61,13 +68,17 @@ export interface CheckpointStats {
 }
 
 const FAST_POLL_MS = 25;
+/** Polls in a row that could not read the WAL index before svcd's connection checkpoints by itself again. */
+const UNREADABLE_POLLS = 3;
 /** The WAL, in page limits, at which svcd's connection copies what the thread left so the WAL starts over. */
 export const RESTART_FACTOR = 4;
 const SLOW_POLL_MS = 200;
-const CLOSE_WAIT_MS = 2_000;
+/** How long close() waits for the thread to close its connection (a checkpoint under way finishes first). */
+const CLOSE_WAIT_MS = 10_000;
 
 export class Checkpointer {
   private readonly file: string;
+  private readonly shmPath: string;
   private readonly pages: number;
   private readonly logger: Logger;
   private readonly idleStopMs: number;
@@ -77,6 +88,9 @@ export class Checkpointer {
   private timer: NodeJS.Timeout | null = null;
   private delay = FAST_POLL_MS;
   private seenFrames = -1;
+  /** The WAL's length when svcd's connection last copied what the thread left (see poll). */
+  private restartedAt = -1;
+  private unreadable = 0;
   private worker: Worker | null = null;
   /** Set to 1 by the worker once its connection is closed (the synchronous handshake of close()). */
   private closedFlag: Int32Array | null = null;
@@ -93,6 +107,8 @@ export class Checkpointer {
     opts: CheckpointerOptions,
   ) {
     this.file = file;
+    // SQLite follows a symbolic link to the database and keeps -wal and -shm beside the file itself.
+    this.shmPath = `${realOrSame(file)}-shm`;
     this.pages = Math.max(0, Math.trunc(opts.pages));
     this.logger = opts.logger;
     this.idleStopMs = opts.idleStopMs ?? 60_000;
@@ -115,7 +131,7 @@ export class Checkpointer {
    */
   walPages(): { frames: number; pending: number } | null {
     try {
-      this.shm ??= fs.openSync(`${this.file}-shm`, "r");
+      this.shm ??= fs.openSync(this.shmPath, "r");
       if (fs.readSync(this.shm, this.header, 0, 136, 0) < 136) return null;
     } catch {
       return null;
@@ -129,14 +145,19 @@ export class Checkpointer {
 
   /**
    * Stops the timer and closes the worker's connection before returning (so that svcd's own close is
-   * the last one and removes the WAL as before).
+   * the last one and removes the WAL as before). The -shm descriptor stays open: release() it once
+   * svcd's connection is closed.
    */
   close(): void {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.stopWorker();
+    this.stopWorker(true);
+  }
+
+  /** Closes the -shm descriptor: only after svcd's connection is closed (see the top of this file). */
+  release(): void {
     if (this.shm !== null) fs.closeSync(this.shm);
     this.shm = null;
   }
@@ -150,24 +171,34 @@ export class Checkpointer {
   private poll(): void {
     this.timer = null;
     const wal = this.walPages();
+    if (wal === null && ++this.unreadable >= UNREADABLE_POLLS) {
+      this.fallBack(new Error(`cannot read the WAL index ${this.shmPath}`), true);
+      return;
+    }
+    if (wal !== null) this.unreadable = 0;
     // Fast while the WAL grows, slower while it does not.
     this.delay = wal !== null && wal.frames !== this.seenFrames ? FAST_POLL_MS : Math.min(SLOW_POLL_MS, this.delay * 2);
     this.seenFrames = wal?.frames ?? -1;
     // The thread copies the bulk; once the WAL is long, svcd's connection copies what the thread left, to start it over.
+    // Should the WAL not start over (another process's reader holds it), again only after as many more pages.
     const copied = wal === null ? 0 : wal.frames - wal.pending;
-    if (wal !== null && !this.inFlight && wal.pending > 0 && copied > 0 && wal.frames >= RESTART_FACTOR * this.pages) this.restart();
+    const long = RESTART_FACTOR * this.pages;
+    const again = this.restartedAt < 0 || wal === null || wal.frames < this.restartedAt || wal.frames >= this.restartedAt + long;
+    if (wal !== null && !this.inFlight && wal.pending > 0 && copied > 0 && wal.frames >= long && again) this.restart(wal.frames);
     else if (wal !== null && !this.inFlight && wal.pending >= this.pages) this.request();
-    else if (this.worker && !this.inFlight && Date.now() - this.lastCheckpointAt > this.idleStopMs) this.stopWorker();
+    else if (this.worker && !this.inFlight && Date.now() - this.lastCheckpointAt > this.idleStopMs) this.stopWorker(true);
     this.schedule();
   }
 
   /** Copies what the thread left, on svcd's connection: nothing is committed meanwhile, so the next write starts the WAL over. */
-  private restart(): void {
+  private restart(frames: number): void {
+    this.restartedAt = frames;
     try {
       this.db.pragma("wal_checkpoint(PASSIVE)");
       this.restarts++;
     } catch (e) {
-      this.fallBack(e);
+      // The connection is busy (a statement still iterating) or closing: the next long WAL tries again.
+      this.logger.debug({ err: e instanceof Error ? e : new Error(String(e)) }, "svcd's connection could not copy the rest of the WAL");
     }
   }
 
@@ -186,34 +217,33 @@ export class Checkpointer {
       const w = new Worker(WORKER_SOURCE, {
         eval: true,
         workerData: { sqlite, file: this.file, closed },
-        resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 },
+        resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 },
       });
       w.unref();
       w.on("message", (m: { ok: boolean; error?: string }) => {
         this.inFlight = false;
         if (m.ok) this.checkpoints++;
-        else this.fallBack(new Error(m.error ?? "unknown error"));
+        else this.fallBack(new Error(m.error ?? "unknown error"), true);
       });
-      w.on("error", (e) => this.fallBack(e));
+      // A thread that failed or stopped will not answer a close: it is not waited for.
+      w.on("error", (e) => this.fallBack(e, false));
       w.on("exit", (code) => {
-        if (this.worker === w && !this.stopped) this.fallBack(new Error(`the checkpoint thread stopped (exit code ${code})`));
+        if (this.worker === w && !this.stopped) this.fallBack(new Error(`the checkpoint thread stopped (exit code ${code})`), false);
       });
       this.worker = w;
       this.closedFlag = closed;
       return w;
     } catch (e) {
-      this.fallBack(e);
+      this.fallBack(e, false);
       return null;
     }
   }
 
-  /** svcd's connection checkpoints by itself again, as SQLite does by default. */
-  private fallBack(e: unknown): void {
+  /** svcd's connection checkpoints by itself again, as SQLite does by default. `answers`: the thread can still close its connection. */
+  private fallBack(e: unknown, answers: boolean): void {
     if (this.inline || this.stopped) return;
     this.inline = true;
     this.inFlight = false;
-    this.logger.warn({ err: e instanceof Error ? e : new Error(String(e)) }, "WAL checkpoints are back on svcd's own connection: the checkpoint thread failed");
-    this.stopWorker();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     try {
@@ -221,9 +251,11 @@ export class Checkpointer {
     } catch {
       // the connection is closed: nothing left to checkpoint
     }
+    this.stopWorker(answers);
+    this.logger.warn({ err: e instanceof Error ? e : new Error(String(e)) }, "WAL checkpoints are back on svcd's own connection: the checkpoint thread failed");
   }
 
-  private stopWorker(): void {
+  private stopWorker(wait: boolean): void {
     const w = this.worker;
     const flag = this.closedFlag;
     this.worker = null;
@@ -232,9 +264,11 @@ export class Checkpointer {
     if (!w || !flag) return;
     w.removeAllListeners();
     w.on("error", () => {}); // it is going: a late error changes nothing
-    w.postMessage("close");
-    // Wait (bounded) for the worker to close its connection: the last connection to close removes the WAL.
-    Atomics.wait(flag, 0, 0, CLOSE_WAIT_MS);
+    if (wait) {
+      w.postMessage("close");
+      // Wait (bounded) for the worker to close its connection: the last connection to close removes the WAL.
+      Atomics.wait(flag, 0, 0, CLOSE_WAIT_MS);
+    }
     void w.terminate();
   }
 }
@@ -267,3 +301,11 @@ parentPort.on("message", (m) => {
   }
 });
 `;
+
+function realOrSame(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
+  }
+}

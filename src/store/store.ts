@@ -187,7 +187,11 @@ export class SqliteStore implements Store {
     } finally {
       this.writer.stop();
       this.checkpointer.close();
-      this.db.close();
+      try {
+        this.db.close();
+      } finally {
+        this.checkpointer.release(); // after the connection: see checkpointer.ts on the -shm locks
+      }
     }
   }
 }
