@@ -30,6 +30,7 @@ import type { ConfigIssue } from "../config/types.js";
 import { SvcError } from "../shared/svcError.js";
 import type { ConfigFileKind, ValidationResult } from "./configAccess.js";
 import { ApiError } from "./errors.js";
+import { keepHeapFlags } from "../shared/heapFlags.js";
 
 /** What the thread is asked to do. */
 export type ConfigJob =
@@ -162,7 +163,7 @@ export class ConfigWorker {
     const { entry, tsx } = threadModule(this.opts.entry);
     this.started++;
     // `env: SHARE_ENV`: the thread sees the daemon's environment as it is now (`${env:}` references).
-    const w = new Worker(THREAD_LOADER, { eval: true, workerData: { entry, tsx }, env: SHARE_ENV });
+    const w = keepHeapFlags(new Worker(THREAD_LOADER, { eval: true, workerData: { entry, tsx }, env: SHARE_ENV }));
     w.unref();
     w.on("message", (reply: ConfigReply) => {
       const p = this.pending.get(reply.id);

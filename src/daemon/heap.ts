@@ -12,6 +12,7 @@
  * they belong anyway: a smaller RSS, the same startup time (figures:
  * docs/PERFORMANCE.md, Fixes, "Memory: V8's young generation stayed at 2 x 16 MiB after startup").
  */
-import { setFlagsFromString } from "node:v8";
+import { applyHeapFlags } from "../shared/heapFlags.js";
 
-setFlagsFromString("--semi-space-growth-factor=1");
+// Worker threads reset it: each is started through keepHeapFlags (shared/heapFlags.ts).
+applyHeapFlags();

@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { MIGRATIONS, SVC_APPLICATION_ID } from "./migrations/index.js";
 import type { Db } from "./sql.js";
+import { keepHeapFlags } from "../shared/heapFlags.js";
 
 /**
  * Online backup and the checks of a database file (CONTRACT §7.4).
@@ -111,7 +112,7 @@ export function checkDatabaseFileAsync(file: string, knownVersion = MIGRATIONS.l
   if (problem !== null) return Promise.resolve({ ok: false, problem });
   const sqlite = createRequire(import.meta.url).resolve("better-sqlite3");
   return new Promise((resolve) => {
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { sqlite, file: abs, appId: SVC_APPLICATION_ID, known: knownVersion } });
+    const w = keepHeapFlags(new Worker(WORKER_SOURCE, { eval: true, workerData: { sqlite, file: abs, appId: SVC_APPLICATION_ID, known: knownVersion } }));
     let done = false;
     const finish = (r: DatabaseFileCheck) => {
       if (done) return;

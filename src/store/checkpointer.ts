@@ -4,6 +4,7 @@ import os from "node:os";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../shared/logger.js";
 import type { Db } from "./sql.js";
+import { keepHeapFlags } from "../shared/heapFlags.js";
 
 /**
  * WAL checkpoints off the event loop (issue 24; docs/perf/FIXES.md, "WAL
@@ -214,11 +215,13 @@ export class Checkpointer {
     try {
       const sqlite = createRequire(import.meta.url).resolve("better-sqlite3");
       const closed = new Int32Array(new SharedArrayBuffer(4));
-      const w = new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: { sqlite, file: this.file, closed },
-        resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 },
-      });
+      const w = keepHeapFlags(
+        new Worker(WORKER_SOURCE, {
+          eval: true,
+          workerData: { sqlite, file: this.file, closed },
+          resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 },
+        }),
+      );
       w.unref();
       w.on("message", (m: { ok: boolean; error?: string }) => {
         this.inFlight = false;

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import { keepHeapFlags } from "../../shared/heapFlags.js";
 
 /**
  * bcrypt off the event loop. bcryptjs is plain JavaScript: `compareSync`
@@ -58,7 +59,7 @@ export class BcryptWorker {
 
   private start(): Worker {
     const bcrypt = createRequire(import.meta.url).resolve("bcryptjs");
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcrypt } });
+    const w = keepHeapFlags(new Worker(WORKER_SOURCE, { eval: true, workerData: { bcrypt } }));
     w.unref();
     w.on("message", ({ id, ok }: { id: number; ok: boolean }) => {
       const p = this.pending.get(id);
