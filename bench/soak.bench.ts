@@ -151,6 +151,8 @@ interface Sample {
   mallocMb: number;
   /** V8's heap committed (nodejs_heap_size_total_bytes) and memory outside it that V8 tracks (nodejs_external_memory_bytes). */
   v8TotalMb: number;
+  /** V8's new space committed (nodejs_heap_space_size_total_bytes{space="new"}): 2 MB while svcd's young-generation flag holds, 32 MB without it. */
+  newSpaceMb: number;
   externalMb: number;
   heapMb: number;
   fds: number;
@@ -203,8 +205,10 @@ function receiver(counters: Counters): Promise<{ server: Server; url: string }> 
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alert` })));
 }
 
-function metricValue(text: string, name: string): number {
-  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text);
+/** The first sample of a metric, or of the one with `label` (plain text: `space="new"`) among its labels. */
+function metricValue(text: string, name: string, label?: string): number {
+  const labels = label === undefined ? "(?:\\{[^}]*\\})?" : `\\{[^}]*${label}[^}]*\\}`;
+  const m = new RegExp(`^${name}${labels} (\\S+)$`, "m").exec(text);
   return m ? Number(m[1]) : NaN;
 }
 
@@ -503,6 +507,7 @@ export default async function soakBench(): Promise<BenchSection> {
         fileMb: parts.file,
         mallocMb: parts.malloc,
         v8TotalMb: metricValue(text, "nodejs_heap_size_total_bytes") / 1024 / 1024,
+        newSpaceMb: metricValue(text, "nodejs_heap_space_size_total_bytes", 'space="new"') / 1024 / 1024,
         externalMb: metricValue(text, "nodejs_external_memory_bytes") / 1024 / 1024,
         heapMb: metricValue(text, "nodejs_heap_size_used_bytes") / 1024 / 1024,
         fds,
@@ -592,7 +597,7 @@ function report(o: Outcome): BenchSection {
   // database: the RSS that should stay flat is the RSS from then on. Same target, as a rate: TARGET_RSS_MB over the span after the warm-up.
   const cappedPerHour = slope(o.gcs.filter((g) => g.t > capped).map((g) => [g.t, g.rssMb])) * 3_600;
   const cappedTargetPerHour = (TARGET_RSS_MB * 3_600) / (end - win);
-  const grew = (k: "rssMb" | "anonMb" | "fileMb" | "mallocMb" | "v8TotalMb" | "externalMb") => median(last.map((s) => s[k])) - median(firstAfter.map((s) => s[k]));
+  const grew = (k: "rssMb" | "anonMb" | "fileMb" | "mallocMb" | "v8TotalMb" | "externalMb" | "newSpaceMb") => median(last.map((s) => s[k])) - median(firstAfter.map((s) => s[k]));
   const gcRange = (k: "rssMb" | "heapMb") =>
     gcsAfter.length === 0 ? "no full collection after the warm-up" : `${gcsAfter.length} full collections after the warm-up, ${sig(Math.min(...gcsAfter.map((g) => g[k])))}-${sig(Math.max(...gcsAfter.map((g) => g[k])))} MB after them`;
   const first = windowed(samples, 0, win);
@@ -638,7 +643,7 @@ function report(o: Outcome): BenchSection {
       unit: "MB",
       notes:
         `RSS ${sig(grew("rssMb"))} MB = anonymous ${sig(grew("anonMb"))} MB + file-backed and shared ${sig(grew("fileMb"))} MB; of the anonymous: malloc's main arena ([heap], one arena: SQLite's page cache of at most ${PAGE_CACHE_MIB} MiB, Buffers, native objects) ` +
-        `${sig(median(firstAfter.map((s) => s.mallocMb)))} -> ${sig(median(last.map((s) => s.mallocMb)))} MB, V8's committed heap ${sig(grew("v8TotalMb"))} MB, V8's external memory ${sig(grew("externalMb"))} MB`,
+        `${sig(median(firstAfter.map((s) => s.mallocMb)))} -> ${sig(median(last.map((s) => s.mallocMb)))} MB, V8's committed heap ${sig(grew("v8TotalMb"))} MB (its new space ${sig(Math.min(...after.map((s) => s.newSpaceMb)))}-${sig(Math.max(...after.map((s) => s.newSpaceMb)))} MB), V8's external memory ${sig(grew("externalMb"))} MB`,
     },
     {
       name: `heap used growth after the first ${mins(win)} (fitted at full collections)`,
@@ -715,8 +720,8 @@ function report(o: Outcome): BenchSection {
   plot(o);
   writeFileSync(
     join(PERF_DIR, "soak-samples.csv"),
-    ["t_s,rss_mb,heap_mb,fds,lag_p99_ms,dispatch_p99_ms,db_mb,wal_mb,runs_per_s,cpu_pct,load1,status_ms,jobs_ms,rss_anon_mb,rss_file_mb,malloc_heap_mb,v8_heap_total_mb,external_mb"]
-      .concat(samples.map((s) => [s.t, s.rssMb, s.heapMb, s.fds, s.lagP99Ms, s.dispatchP99Ms, s.dbMb, s.walMb, s.runsPerS, s.cpuPct, s.load1, s.statusMs, s.jobsMs, s.anonMb, s.fileMb, s.mallocMb, s.v8TotalMb, s.externalMb].map((v) => (Number.isInteger(v) ? v : round(v, 2))).join(",")))
+    ["t_s,rss_mb,heap_mb,fds,lag_p99_ms,dispatch_p99_ms,db_mb,wal_mb,runs_per_s,cpu_pct,load1,status_ms,jobs_ms,rss_anon_mb,rss_file_mb,malloc_heap_mb,v8_heap_total_mb,external_mb,v8_new_space_mb"]
+      .concat(samples.map((s) => [s.t, s.rssMb, s.heapMb, s.fds, s.lagP99Ms, s.dispatchP99Ms, s.dbMb, s.walMb, s.runsPerS, s.cpuPct, s.load1, s.statusMs, s.jobsMs, s.anonMb, s.fileMb, s.mallocMb, s.v8TotalMb, s.externalMb, s.newSpaceMb].map((v) => (Number.isInteger(v) ? v : round(v, 2))).join(",")))
       .join("\n") + "\n",
   );
   writeFileSync(
@@ -760,6 +765,7 @@ function plot(o: Outcome): void {
           series("heap used", "heapMb"),
           series("RSS anonymous", "anonMb"),
           series("malloc arena ([heap])", "mallocMb"),
+          series("V8 heap committed", "v8TotalMb"),
           { name: "heap after full GC", points: o.gcs.map((g): [number, number] => [m(g.t), g.heapMb]) },
         ],
       },

@@ -122,7 +122,7 @@ describe("WAL checkpoints on a worker thread", { timeout: 40_000 }, () => {
     insert(db, 100);
     await until("a checkpoint", () => ck.stats().checkpoints > 0);
     const t0 = Date.now();
-    await (ck as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await (ck as unknown as { thread: { worker: { terminate(): Promise<number> } } }).thread.worker.terminate();
     await until("the fallback", () => ck.stats().inline);
     expect(Date.now() - t0).toBeLessThan(5_000); // a wait for a dead thread's answer would take 10 s
     expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(50);

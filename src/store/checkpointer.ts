@@ -64,7 +64,7 @@ export interface CheckpointStats {
   restarts: number;
   /** Whether the worker is running now. */
   running: boolean;
-  /** Whether svcd's own connection checkpoints (the worker failed, or checkpoints are off). */
+  /** Whether svcd's own connection checkpoints again, as SQLite does by default (the thread failed). */
   inline: boolean;
 }
 
@@ -92,9 +92,8 @@ export class Checkpointer {
   /** The WAL's length when svcd's connection last copied what the thread left (see poll). */
   private restartedAt = -1;
   private unreadable = 0;
-  private worker: Worker | null = null;
-  /** Set to 1 by the worker once its connection is closed (the synchronous handshake of close()). */
-  private closedFlag: Int32Array | null = null;
+  /** The thread, and the flag it sets to 1 once its connection is closed (the synchronous handshake of close()). */
+  private thread: { worker: Worker; closed: Int32Array } | null = null;
   private inFlight = false;
   private lastCheckpointAt = 0;
   private checkpoints = 0;
@@ -123,7 +122,7 @@ export class Checkpointer {
   }
 
   stats(): CheckpointStats {
-    return { checkpoints: this.checkpoints, restarts: this.restarts, running: this.worker !== null, inline: this.inline };
+    return { checkpoints: this.checkpoints, restarts: this.restarts, running: this.thread !== null, inline: this.inline };
   }
 
   /**
@@ -180,15 +179,24 @@ export class Checkpointer {
     // Fast while the WAL grows, slower while it does not.
     this.delay = wal !== null && wal.frames !== this.seenFrames ? FAST_POLL_MS : Math.min(SLOW_POLL_MS, this.delay * 2);
     this.seenFrames = wal?.frames ?? -1;
-    // The thread copies the bulk; once the WAL is long, svcd's connection copies what the thread left, to start it over.
-    // Should the WAL not start over (another process's reader holds it), again only after as many more pages.
-    const copied = wal === null ? 0 : wal.frames - wal.pending;
-    const long = RESTART_FACTOR * this.pages;
-    const again = this.restartedAt < 0 || wal === null || wal.frames < this.restartedAt || wal.frames >= this.restartedAt + long;
-    if (wal !== null && !this.inFlight && wal.pending > 0 && copied > 0 && wal.frames >= long && again) this.restart(wal.frames);
-    else if (wal !== null && !this.inFlight && wal.pending >= this.pages) this.request();
-    else if (this.worker && !this.inFlight && Date.now() - this.lastCheckpointAt > this.idleStopMs) this.stopWorker(true);
+    if (!this.inFlight) {
+      if (wal !== null && this.restartDue(wal)) this.restart(wal.frames);
+      else if (wal !== null && wal.pending >= this.pages) this.request();
+      else if (this.thread && Date.now() - this.lastCheckpointAt > this.idleStopMs) this.stopWorker(true);
+    }
     this.schedule();
+  }
+
+  /**
+   * The thread copies the bulk; once the WAL is long, svcd's connection copies what the thread left, to
+   * start it over. Should the WAL not start over (another process's reader holds it), again only after as
+   * many more pages.
+   */
+  private restartDue(wal: { frames: number; pending: number }): boolean {
+    const long = RESTART_FACTOR * this.pages;
+    const copied = wal.frames - wal.pending;
+    if (wal.pending === 0 || copied === 0 || wal.frames < long) return false;
+    return this.restartedAt < 0 || wal.frames < this.restartedAt || wal.frames >= this.restartedAt + long;
   }
 
   /** Copies what the thread left, on svcd's connection: nothing is committed meanwhile, so the next write starts the WAL over. */
@@ -204,7 +212,7 @@ export class Checkpointer {
   }
 
   private request(): void {
-    const w = this.worker ?? this.startWorker();
+    const w = this.thread?.worker ?? this.startWorker();
     if (!w) return;
     this.inFlight = true;
     this.lastCheckpointAt = Date.now();
@@ -231,10 +239,9 @@ export class Checkpointer {
       // A thread that failed or stopped will not answer a close: it is not waited for.
       w.on("error", (e) => this.fallBack(e, false));
       w.on("exit", (code) => {
-        if (this.worker === w && !this.stopped) this.fallBack(new Error(`the checkpoint thread stopped (exit code ${code})`), false);
+        if (this.thread?.worker === w && !this.stopped) this.fallBack(new Error(`the checkpoint thread stopped (exit code ${code})`), false);
       });
-      this.worker = w;
-      this.closedFlag = closed;
+      this.thread = { worker: w, closed };
       return w;
     } catch (e) {
       this.fallBack(e, false);
@@ -259,12 +266,11 @@ export class Checkpointer {
   }
 
   private stopWorker(wait: boolean): void {
-    const w = this.worker;
-    const flag = this.closedFlag;
-    this.worker = null;
-    this.closedFlag = null;
+    const thread = this.thread;
+    this.thread = null;
     this.inFlight = false;
-    if (!w || !flag) return;
+    if (!thread) return;
+    const { worker: w, closed: flag } = thread;
     w.removeAllListeners();
     w.on("error", () => {}); // it is going: a late error changes nothing
     if (wait) {
