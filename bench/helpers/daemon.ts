@@ -5,7 +5,7 @@
  * rewrites, the shared dist/ that other engineers' tests use.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { dirname, join, resolve } from "node:path";
 import { sleep } from "./stats.js";
@@ -55,7 +55,11 @@ function writeEntries(): string {
   const native = join(ROOT, "build", "Release", "svc_spawn.node");
   if (existsSync(native)) {
     mkdirSync(join(BUILD_DIR, "build", "Release"), { recursive: true });
-    copyFileSync(native, join(BUILD_DIR, "build", "Release", "svc_spawn.node"));
+    // A new file renamed into place: copied over the old one, the binding an svcd of another bench still has mapped
+    // (the same build directory) changed under it, and that svcd died (a lost soak).
+    const copy = join(BUILD_DIR, "build", "Release", `svc_spawn.node.${process.pid}`);
+    copyFileSync(native, copy);
+    renameSync(copy, join(BUILD_DIR, "build", "Release", "svc_spawn.node"));
   }
   writeFileSync(ENTRY, `import { main } from "./dist/bundle/svcd.mjs";\nmain(["daemon", "run", ...process.argv.slice(2)]);\n`);
   copyFileSync(join(ROOT, "bin", "svcd"), LAUNCHER);
