@@ -597,7 +597,7 @@ function report(o: Outcome): BenchSection {
   // database: the RSS that should stay flat is the RSS from then on. Same target, as a rate: TARGET_RSS_MB over the span after the warm-up.
   const cappedPerHour = slope(o.gcs.filter((g) => g.t > capped).map((g) => [g.t, g.rssMb])) * 3_600;
   const cappedTargetPerHour = (TARGET_RSS_MB * 3_600) / (end - win);
-  const grew = (k: "rssMb" | "anonMb" | "fileMb" | "mallocMb" | "v8TotalMb" | "externalMb" | "newSpaceMb") => median(last.map((s) => s[k])) - median(firstAfter.map((s) => s[k]));
+  const grew = (k: "rssMb" | "anonMb" | "fileMb" | "mallocMb" | "v8TotalMb" | "externalMb") => median(last.map((s) => s[k])) - median(firstAfter.map((s) => s[k]));
   const gcRange = (k: "rssMb" | "heapMb") =>
     gcsAfter.length === 0 ? "no full collection after the warm-up" : `${gcsAfter.length} full collections after the warm-up, ${sig(Math.min(...gcsAfter.map((g) => g[k])))}-${sig(Math.max(...gcsAfter.map((g) => g[k])))} MB after them`;
   const first = windowed(samples, 0, win);

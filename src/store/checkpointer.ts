@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import type { Logger } from "../shared/logger.js";
 import type { Db } from "./sql.js";
 import { keepHeapFlags } from "../shared/heapFlags.js";
+import { toError } from "../shared/toError.js";
 
 /**
  * WAL checkpoints off the event loop (issue 24; docs/perf/FIXES.md, "WAL
@@ -72,7 +73,7 @@ const FAST_POLL_MS = 25;
 /** Polls in a row that could not read the WAL index before svcd's connection checkpoints by itself again. */
 const UNREADABLE_POLLS = 3;
 /** The WAL, in page limits, at which svcd's connection copies what the thread left so the WAL starts over. */
-export const RESTART_FACTOR = 4;
+const RESTART_FACTOR = 4;
 const SLOW_POLL_MS = 200;
 /** How long close() waits for the thread to close its connection (a checkpoint under way finishes first). */
 const CLOSE_WAIT_MS = 10_000;
@@ -207,7 +208,7 @@ export class Checkpointer {
       this.restarts++;
     } catch (e) {
       // The connection is busy (a statement still iterating) or closing: the next long WAL tries again.
-      this.logger.debug({ err: e instanceof Error ? e : new Error(String(e)) }, "svcd's connection could not copy the rest of the WAL");
+      this.logger.debug({ err: toError(e) }, "svcd's connection could not copy the rest of the WAL");
     }
   }
 
@@ -262,7 +263,7 @@ export class Checkpointer {
       // the connection is closed: nothing left to checkpoint
     }
     this.stopWorker(answers);
-    this.logger.warn({ err: e instanceof Error ? e : new Error(String(e)) }, "WAL checkpoints are back on svcd's own connection: the checkpoint thread failed");
+    this.logger.warn({ err: toError(e) }, "WAL checkpoints are back on svcd's own connection: the checkpoint thread failed");
   }
 
   private stopWorker(wait: boolean): void {
