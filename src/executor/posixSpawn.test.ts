@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeUnless, type Requirement } from "../../test/helpers/skip.js";
 import { processStartTime } from "./liveness.js";
-import { posixSpawn, posixSpawnAsyncPromise, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
+import { envAsOneString, posixSpawn, posixSpawnAsyncPromise, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-pspawn-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,6 +67,15 @@ describe("posixSpawn", () => {
       expect(r.out.split("\n").slice(1)).toEqual([dir, "A=1 2", `PATH=${ENV.PATH}`, `PWD=${dir}`, ""]);
       expect(r.err).toBe("err\n");
       expect([r.code, r.signal]).toEqual([3, null]);
+    });
+
+    it("passes the environment exactly, as one NUL-joined string: none, one, and values with UTF-8, '=' and nothing", async () => {
+      expect(envAsOneString).toBe(true); // this build's binding takes it (an older one gets the array)
+      expect((await run(way, "/usr/bin/env", [], { env: {} })).out).toBe("");
+      expect((await run(way, "/usr/bin/env", [], { env: { ONLY: "1" } })).out).toBe("ONLY=1\n");
+      const env = { PATH: ENV.PATH, "VÄR": "größe ✓ 🚀", EQ: "a=b=c", EMPTY: "", LAST: "z" };
+      const r = await run(way, "/usr/bin/env", [], { env });
+      expect(r.out).toBe(`${Object.entries(env).map(([k, v]) => `${k}=${v}`).join("\n")}\n`);
     });
 
     it("every signal at its default and none blocked: SIGPIPE ends a writer (svcd ignores it), a signal's name is reported", async () => {

@@ -32,11 +32,14 @@ import { fileURLToPath } from "node:url";
 import { processStartTime } from "./liveness.js";
 
 interface Binding {
-  /** [pid, stdout fd, stderr fd, start time or null (a binding built before it: three)], or a negative errno. */
+  /**
+   * [pid, stdout fd, stderr fd, start time or null (a binding built before it: three)], or a negative errno.
+   * `envp`: the K=V strings, or (where `envBlock` is true) them joined by NUL, one string to convert.
+   */
   spawn(
     file: string,
     argv: string[],
-    envp: string[],
+    envp: string[] | string,
     cwd: string,
     onExit: (code: number | null, signo: number | null, watchError?: number | null) => void,
   ): [number, number, number, (string | null)?] | number;
@@ -44,11 +47,13 @@ interface Binding {
   spawnAsync?(
     file: string,
     argv: string[],
-    envp: string[],
+    envp: string[] | string,
     cwd: string,
     onExit: (code: number | null, signo: number | null, watchError?: number | null) => void,
     onSpawned: (result: [number, number, number, (string | null)?] | number) => void,
   ): number | undefined;
+  /** The binding takes the environment as one NUL-joined string (one conversion, not ~100: a binding built before it has no such property). */
+  envBlock?: boolean;
   supported(): boolean;
   /** Test seam: the next spawn's exit watch fails (spawn.c). */
   failNextWatch(): void;
@@ -80,6 +85,13 @@ function load(): Binding | null {
     return null; // not built (npm install could not compile it): child_process it is
   }
 }
+
+/**
+ * Whether the environment goes to the binding as one string of its K=V entries joined by NUL: one
+ * conversion to C instead of one per variable (~37 -> ~20 µs a spawnAsync call with 80 variables,
+ * docs/perf/FIXES.md). A binding built before it takes the array.
+ */
+export const envAsOneString = binding?.envBlock === true;
 
 /** How jobs are started here: "posix_spawn" or "fork" (child_process). */
 export const spawnMethod: "posix_spawn" | "fork" = binding === null ? "fork" : "posix_spawn";
@@ -222,7 +234,9 @@ type SpawnResult = [number, number, number, (string | null)?] | number;
 /** What posixSpawn and posixSpawnAsync share: the checked arguments, the exit callback, the child once spawned. */
 function prepare(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) {
   for (const s of [file, opts.cwd, ...args]) checkNul(s);
-  const envp = toEnvp(opts.env);
+  const strings = toEnvp(opts.env);
+  // No string holds a NUL (toEnvp checks): joined by NUL they split back exactly.
+  const envp = envAsOneString ? strings.join("\0") : strings;
   const exe = lookUp(file, opts.cwd, opts.env.PATH);
   if (typeof exe !== "string") return exe;
   const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: Socket; stderr: Socket; startTime: string | null };
