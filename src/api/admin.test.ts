@@ -152,6 +152,28 @@ describe("config routes", () => {
     expect(r.text).not.toContain("inline-secret-token");
   });
 
+  it("GET /api/config answers the same text until a reload, then the new configs (svc.yaml and svcd.yaml)", async () => {
+    const first = await k.get("/api/config");
+    expect(first.headers.get("content-type")).toMatch(/^application\/json/);
+    expect((await k.get("/api/config")).text).toBe(first.text);
+    expect(first.body.config.jobs.later).toBeUndefined();
+    k.writeConfig(yaml(rx.url, "  later:\n    command: echo later\n"));
+    writeFileSync(k.daemonPath!, DAEMON.replace("level: info", "level: warn"));
+    expect((await k.post("/api/daemon/reload")).body).toEqual({ ok: true, jobs: 4 });
+    const after = await k.get("/api/config");
+    expect(after.body.config.jobs.later).toMatchObject({ command: "echo later" });
+    expect(after.body.daemon.log.level).toBe("warn");
+    expect(after.text).not.toContain("inline-secret-token");
+    // A reload that fails keeps the configs, and the answer with them.
+    k.writeConfig("jobs: [");
+    expect((await k.post("/api/daemon/reload")).status).toBe(422);
+    expect((await k.get("/api/config")).text).toBe(after.text);
+    k.writeConfig(yaml(rx.url));
+    writeFileSync(k.daemonPath!, DAEMON);
+    expect((await k.post("/api/daemon/reload")).body).toEqual({ ok: true, jobs: 3 });
+    expect((await k.get("/api/config")).body.config.jobs.later).toBeUndefined();
+  });
+
   it("GET /api/config/daemon answers the raw text with secrets ***, line for line", async () => {
     const r = await k.get("/api/config/daemon");
     expect(r.status).toBe(200);
