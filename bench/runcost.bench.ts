@@ -18,6 +18,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { startDaemon, type Daemon } from "./helpers/daemon.js";
@@ -101,6 +102,34 @@ function runsToEnd(rig: Rig, n: number): Promise<void> {
   });
 }
 
+/** CPU used so far, in clock ticks (100 a second): this process's (every thread) and its reaped children's (/proc/self/stat). */
+function cpuTicks(): { self: number; kids: number } {
+  const f = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
+  return { self: Number(f[11]) + Number(f[12]), kids: Number(f[13]) + Number(f[14]) };
+}
+
+/** What the blocks measured with `cpu` used: runs and CPU ticks, summed. */
+interface CpuTally {
+  runs: number;
+  self: number;
+  kids: number;
+}
+
+/** `measure` (a rate over a block) and the CPU its runs took, added to `tally`. */
+async function cpu(tally: CpuTally, measure: () => Promise<number>): Promise<number> {
+  const t0 = cpuTicks();
+  const w0 = performance.now();
+  const rate = await measure();
+  const t1 = cpuTicks();
+  tally.runs += (rate * (performance.now() - w0)) / 1_000;
+  tally.self += t1.self - t0.self;
+  tally.kids += t1.kids - t0.kids;
+  return rate;
+}
+
+/** µs of CPU a run, from a tally (10,000 µs a tick). */
+const perRun = (t: CpuTally, k: "self" | "kids") => (t[k] * 10_000) / Math.max(1, t.runs);
+
 export async function inProcess(rounds: number, blockMs: number): Promise<BenchResult[]> {
   const daemon = `executor:\n  pool_size: ${IN_FLIGHT}\nscheduler:\n  max_concurrent_jobs: 32\n`;
   const rig = await engineRig(`jobs:\n  t:\n    command: ["/bin/true"]\n    concurrency: allow\n`, daemon, new WarpClock());
@@ -111,6 +140,8 @@ export async function inProcess(rounds: number, blockMs: number): Promise<BenchR
   const rawAsync = () => rawRun(["/bin/true"], "/", POSIX_SPAWN ? "posix_spawn_async" : "fork");
   const m = { sync: [] as number[], async: [] as number[], trigger: [] as number[], runNow: [] as number[] };
   const r = { triggerSync: [] as number[], triggerAsync: [] as number[], runNowSync: [] as number[] };
+  const cpuRaw: CpuTally = { runs: 0, self: 0, kids: 0 };
+  const cpuTrigger: CpuTally = { runs: 0, self: 0, kids: 0 };
   try {
     await closedLoopRate(rawSync, IN_FLIGHT, 300);
     await closedLoopRate(rawAsync, IN_FLIGHT, 300);
@@ -118,14 +149,14 @@ export async function inProcess(rounds: number, blockMs: number): Promise<BenchR
     await engineRate(rig, IN_FLIGHT, 300, "runNow");
     for (let q = 0; q < rounds; q++) {
       // ABCDDCBA: each measure's mean sits at the same point in time.
-      const a1 = await closedLoopRate(rawSync, IN_FLIGHT, blockMs);
+      const a1 = await cpu(cpuRaw, () => closedLoopRate(rawSync, IN_FLIGHT, blockMs));
       const b1 = await closedLoopRate(rawAsync, IN_FLIGHT, blockMs);
-      const c1 = await engineRate(rig, IN_FLIGHT, blockMs, "trigger");
+      const c1 = await cpu(cpuTrigger, () => engineRate(rig, IN_FLIGHT, blockMs, "trigger"));
       const d1 = await engineRate(rig, IN_FLIGHT, blockMs, "runNow");
       const d2 = await engineRate(rig, IN_FLIGHT, blockMs, "runNow");
-      const c2 = await engineRate(rig, IN_FLIGHT, blockMs, "trigger");
+      const c2 = await cpu(cpuTrigger, () => engineRate(rig, IN_FLIGHT, blockMs, "trigger"));
       const b2 = await closedLoopRate(rawAsync, IN_FLIGHT, blockMs);
-      const a2 = await closedLoopRate(rawSync, IN_FLIGHT, blockMs);
+      const a2 = await cpu(cpuRaw, () => closedLoopRate(rawSync, IN_FLIGHT, blockMs));
       m.sync.push(a1, a2);
       m.async.push(b1, b2);
       m.trigger.push(c1, c2);
@@ -141,6 +172,10 @@ export async function inProcess(rounds: number, blockMs: number): Promise<BenchR
     }
     const ratio = median(r.triggerSync);
     const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(", ");
+    // Recorded runs keep the cores busy where the raw loop waits for each exec: what a run costs in CPU bounds them.
+    const cores = availableParallelism();
+    const recordedUs = perRun(cpuTrigger, "self") + perRun(cpuTrigger, "kids");
+    const ceiling = (cores * 1e6) / recordedUs / median(m.sync);
     return [
       { name: `raw ${way} /bin/true, ${IN_FLIGHT} in flight (in this process), the event loop waiting for each`, value: Math.round(median(m.sync)), unit: "spawns/s", notes: "svc's posixSpawn without line handling: the floor of every earlier round" },
       { name: `raw ${way} /bin/true, ${IN_FLIGHT} in flight, on a worker thread`, value: Math.round(median(m.async)), unit: "spawns/s", notes: "svc's posixSpawnAsync without line handling: how svcd starts jobs now" },
@@ -159,6 +194,20 @@ export async function inProcess(rounds: number, blockMs: number): Promise<BenchR
         value: round(median(r.triggerAsync), 2),
         unit: "ratio",
         notes: `per-round ratios ${list(r.triggerAsync)}: the same spawn on both sides, so only svc's own work differs`,
+      },
+      {
+        name: `CPU per run: recorded (trigger) / raw ${way} (the event loop waiting), this process and its children`,
+        value: round(recordedUs / (perRun(cpuRaw, "self") + perRun(cpuRaw, "kids")), 2),
+        unit: "ratio",
+        notes:
+          `recorded ${Math.round(perRun(cpuTrigger, "self"))} µs in this process + ${Math.round(perRun(cpuTrigger, "kids"))} µs in the child; ` +
+          `raw ${Math.round(perRun(cpuRaw, "self"))} + ${Math.round(perRun(cpuRaw, "kids"))} µs (/proc/self/stat over the ratio's blocks)`,
+      },
+      {
+        name: `recorded runs with all ${cores} cores busy at that CPU per run / raw ${way}`,
+        value: round(ceiling, 2),
+        unit: "ratio",
+        notes: `${cores} cores / ${Math.round(recordedUs)} µs a run = ${Math.round((cores * 1e6) / recordedUs)} runs/s at most, against the raw loop's ${Math.round(median(m.sync))}/s, which idles while each exec runs: the ceiling of the ratio above on this machine`,
       },
       {
         name: "SQLite per run: commits",
