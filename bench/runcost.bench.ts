@@ -104,7 +104,8 @@ function runsToEnd(rig: Rig, n: number): Promise<void> {
 
 /** CPU used so far, in clock ticks (100 a second): this process's (every thread) and its reaped children's (/proc/self/stat). */
 function cpuTicks(): { self: number; kids: number } {
-  const f = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const f = stat.slice(stat.lastIndexOf(") ") + 2).split(" "); // after the command name, which may hold ") "
   return { self: Number(f[11]) + Number(f[12]), kids: Number(f[13]) + Number(f[14]) };
 }
 
@@ -207,7 +208,7 @@ export async function inProcess(rounds: number, blockMs: number): Promise<BenchR
         name: `recorded runs with all ${cores} cores busy at that CPU per run / raw ${way}`,
         value: round(ceiling, 2),
         unit: "ratio",
-        notes: `${cores} cores / ${Math.round(recordedUs)} µs a run = ${Math.round((cores * 1e6) / recordedUs)} runs/s at most, against the raw loop's ${Math.round(median(m.sync))}/s, which idles while each exec runs: the ceiling of the ratio above on this machine`,
+        notes: `${cores} cores / ${Math.round(recordedUs)} µs a run = ${Math.round((cores * 1e6) / recordedUs)} runs/s at most, against the raw loop's ${Math.round(median(m.sync))}/s, which idles while each exec runs: the ceiling of recorded runs (trigger) / raw ${way} (target >= ${TARGET_IN_PROCESS}x) on this machine`,
       },
       {
         name: "SQLite per run: commits",

@@ -278,13 +278,15 @@ function dbGrowthByObject(from: DbStat | undefined, to: DbStat | undefined, top 
 const usedBytes = (s: DbStat) => [...s.objects.values()].reduce((a, o) => a + o.bytes, 0);
 
 /**
- * The contents' largest and smallest readings in the two halves of [from, end] (each half spans several retention
- * passes), their ratio (second half's peak / first half's), and the free list's range.
+ * The contents' largest and smallest readings in the two halves of [from, end] (from a 30-minute run on, each half
+ * holds several retention passes; at 20 minutes about one each), their ratio (second half's peak / first half's),
+ * and the free list's range. Null when a half has no reading (a run that ends before the caps, failed dbstat reads).
  */
 function contentPeaks(stats: readonly DbStat[], from: number, end: number) {
   const mid = (from + end) / 2;
   const first = stats.filter((x) => x.t >= from && x.t < mid).map(usedBytes);
   const last = stats.filter((x) => x.t >= mid).map(usedBytes);
+  if (first.length === 0 || last.length === 0) return null;
   const free = stats.filter((x) => x.t >= from).map((x) => mb(x.freePages * x.pageSize));
   const firstMb = mb(Math.max(...first));
   const lastMb = mb(Math.max(...last));
@@ -300,15 +302,22 @@ function contentPeaks(stats: readonly DbStat[], from: number, end: number) {
   };
 }
 
-/** The file's size over `samples`: where it stepped up or down (by more than 0.1 MB), or that it stayed flat. */
+/**
+ * The file's size over `samples`, first to last, and each move of more than 0.1 MB from the last level reported
+ * (so that a slow creep is reported too, once it adds up).
+ */
 function fileSteps(samples: readonly Sample[]): string {
-  const steps: string[] = [];
-  for (let i = 1; i < samples.length; i++) {
-    const [a, b] = [samples[i - 1]!, samples[i]!];
-    if (Math.abs(b.dbMb - a.dbMb) > 0.1) steps.push(`${sig(a.dbMb)} -> ${sig(b.dbMb)} MB at ${round(b.t / 60, 1)} min`);
-  }
   if (samples.length === 0) return "no samples";
-  return steps.length === 0 ? `flat at ${sig(samples[0]!.dbMb)} MB` : `${steps.length} step${steps.length === 1 ? "" : "s"} (${steps.slice(0, 6).join(", ")}${steps.length > 6 ? ", ..." : ""})`;
+  const steps: string[] = [];
+  let level = samples[0]!.dbMb;
+  for (const s of samples.slice(1)) {
+    if (Math.abs(s.dbMb - level) <= 0.1) continue;
+    steps.push(`${sig(level)} -> ${sig(s.dbMb)} MB at ${round(s.t / 60, 1)} min`);
+    level = s.dbMb;
+  }
+  const span = `${sig(samples[0]!.dbMb)} -> ${sig(samples[samples.length - 1]!.dbMb)} MB`;
+  if (steps.length === 0) return `${span}, no move over 0.1 MB`;
+  return `${span}, ${steps.length} move${steps.length === 1 ? "" : "s"} over 0.1 MB (${steps.slice(0, 6).join(", ")}${steps.length > 6 ? ", ..." : ""})`;
 }
 
 function openFds(pid: number): number {
@@ -720,10 +729,13 @@ function report(o: Outcome): BenchSection {
       // it up for good; whether retention bounds the data is whether the contents' peaks stop rising.
       name: short
         ? "database contents' peak, second half / first half (not evaluated: a run under 20 minutes ends before the caps)"
-        : `database contents' peak (b-trees' pages, free list excluded) from ${mins(peaks.mid)} to the end / from ${mins(capped)} to ${mins(peaks.mid)}`,
-      value: round(peaks.ratio, 3),
+        : `database contents' peak (b-trees' pages, free list excluded) from ${mins(peaks?.mid ?? NaN)} to the end / from ${mins(capped)} to ${mins(peaks?.mid ?? NaN)}`,
+      value: round(peaks?.ratio ?? NaN, 3),
       unit: "ratio",
-      notes: `peaks ${sig(peaks.firstMb)} and ${sig(peaks.lastMb)} MB (troughs ${sig(peaks.firstLowMb)} and ${sig(peaks.lastLowMb)} MB: retention every ${RETENTION_EVERY} trims what the runs add); free list ${sig(peaks.freeMinMb)}-${sig(peaks.freeMaxMb)} MB over those readings; the file's size from ${mins(capped)}: ${fileSteps(samples.filter((s) => s.t >= capped))}`,
+      notes:
+        peaks === null
+          ? `no dbstat reading in one of the halves from ${mins(capped)}; the file's size from there: ${fileSteps(samples.filter((s) => s.t >= capped))}`
+          : `peaks ${sig(peaks.firstMb)} and ${sig(peaks.lastMb)} MB (troughs ${sig(peaks.firstLowMb)} and ${sig(peaks.lastLowMb)} MB: retention every ${RETENTION_EVERY} trims what the runs add); free list ${sig(peaks.freeMinMb)}-${sig(peaks.freeMaxMb)} MB over those readings; the file's size from ${mins(capped)}: ${fileSteps(samples.filter((s) => s.t >= capped))}`,
     },
     {
       name: short ? "database by table and index, first reading to the last (dbstat)" : `database by table and index from ${mins(statFrom?.t ?? NaN)} to the end (dbstat): the b-tree that grew most`,

@@ -1,4 +1,7 @@
 import { once } from "node:events";
+import { createRequire } from "node:module";
+import { Socket } from "node:net";
+import { fileURLToPath } from "node:url";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -162,5 +165,21 @@ describe("posixSpawn", () => {
       expect([next.code, next.signal]).toEqual([4, null]);
     });
    });
+
+    it("the binding still takes the environment as an array of K=V strings (what a binding built before envBlock is given)", async () => {
+      const b = createRequire(import.meta.url)(fileURLToPath(new URL("../../build/Release/svc_spawn.node", import.meta.url))) as {
+        spawn(file: string, argv: string[], envp: string[], cwd: string, onExit: (code: number | null) => void): [number, number, number] | number;
+      };
+      let onExit!: (code: number | null) => void;
+      const exited = new Promise<number | null>((resolve) => (onExit = resolve));
+      const r = b.spawn("/usr/bin/env", ["/usr/bin/env"], ["A=1", "VÄR=größe ✓", "EQ=a=b"], dir, onExit);
+      if (typeof r === "number") throw new Error(`spawn failed: errno ${-r}`);
+      const out = new Socket({ fd: r[1], readable: true, writable: false });
+      new Socket({ fd: r[2], readable: true, writable: false }).resume();
+      let text = "";
+      out.on("data", (c: Buffer) => (text += c.toString()));
+      await Promise.all([once(out, "close"), exited.then((code) => expect(code).toBe(0))]);
+      expect(text).toBe("A=1\nVÄR=größe ✓\nEQ=a=b\n");
+    });
   });
 });
