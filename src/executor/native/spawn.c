@@ -63,17 +63,22 @@ static void free_strings(char** list) {
   free(list);
 }
 
-/* A JS string as a malloc'd C string; NULL on failure. */
-static char* c_string(napi_env env, napi_value value) {
-  size_t len = 0;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &len) != napi_ok) return NULL;
-  char* s = malloc(len + 1);
+/* A JS string as a malloc'd C string, its length in bytes in *len (it may hold NULs); NULL on failure. */
+static char* c_string_len(napi_env env, napi_value value, size_t* len) {
+  if (napi_get_value_string_utf8(env, value, NULL, 0, len) != napi_ok) return NULL;
+  char* s = malloc(*len + 1);
   if (!s) return NULL;
-  if (napi_get_value_string_utf8(env, value, s, len + 1, &len) != napi_ok) {
+  if (napi_get_value_string_utf8(env, value, s, *len + 1, len) != napi_ok) {
     free(s);
     return NULL;
   }
   return s;
+}
+
+/* A JS string as a malloc'd C string; NULL on failure. */
+static char* c_string(napi_env env, napi_value value) {
+  size_t len = 0;
+  return c_string_len(env, value, &len);
 }
 
 /* A JS array of strings as a NULL-terminated malloc'd list; NULL on failure. */
@@ -100,13 +105,8 @@ static char** c_strings(napi_env env, napi_value array) {
 static char** c_block(napi_env env, napi_value value, char** block) {
   size_t len = 0;
   *block = NULL;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &len) != napi_ok) return NULL;
-  char* buf = malloc(len + 1);
+  char* buf = c_string_len(env, value, &len);
   if (!buf) return NULL;
-  if (napi_get_value_string_utf8(env, value, buf, len + 1, &len) != napi_ok) {
-    free(buf);
-    return NULL;
-  }
   size_t n = len == 0 ? 0 : 1;
   for (size_t i = 0; i < len; i++) n += buf[i] == '\0';
   char** list = calloc(n + 1, sizeof(char*));
