@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { describeUnless, type Requirement } from "../../test/helpers/skip.js";
 import { processStartTime } from "./liveness.js";
 import { envAsOneString, posixSpawn, posixSpawnAsyncPromise, spawnMethod, testSeam, type SpawnedChild } from "./posixSpawn.js";
@@ -180,6 +180,57 @@ describe("posixSpawn", () => {
       out.on("data", (c: Buffer) => (text += c.toString()));
       await Promise.all([once(out, "close"), exited.then((code) => expect(code).toBe(0))]);
       expect(text).toBe("A=1\nVÄR=größe ✓\nEQ=a=b\n");
+    });
+
+    describe("its pipes, read by the binding (NativePipe) or, where it predates readPipe, by net.Sockets", () => {
+      const seq = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join("");
+      afterEach(() => void testSeam.socketPipes(false));
+
+      it.each([false, true])("gives every byte of both streams in order (net.Sockets: %s)", async (sockets) => {
+        expect(testSeam.socketPipes(sockets)).toBe(true);
+        const r = await run("posixSpawnAsync", "/bin/sh", ["-c", "seq 1 200000; seq 1 3000 >&2"]);
+        expect(r.child.stdout instanceof Socket).toBe(sockets);
+        expect([r.code, r.out.length, r.err]).toEqual([0, seq(200000).length, seq(3000)]);
+        expect(r.out === seq(200000)).toBe(true);
+      });
+
+      it("pause holds the data back (the writer blocks on the full pipe) and resume delivers the rest, in order", async () => {
+        const child = (await start("posixSpawnAsync", "/usr/bin/seq", ["1", "200000"], { cwd: dir, env: ENV })) as SpawnedChild;
+        expect(child.stdout instanceof Socket).toBe(false);
+        child.stderr.resume();
+        let out = "";
+        let exited = false;
+        child.once("exit", () => (exited = true));
+        const first = once(child.stdout, "data");
+        child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+        await first;
+        child.stdout.pause();
+        const held = out.length;
+        await new Promise((r) => setTimeout(r, 300));
+        expect([out.length, exited]).toEqual([held, false]);
+        const closed = once(child.stdout, "close");
+        child.stdout.resume();
+        await closed;
+        expect(out === seq(200000)).toBe(true);
+      });
+
+      it("destroy closes the pipe: a writer still writing gets SIGPIPE, and 'close' follows", async () => {
+        const child = (await start("posixSpawnAsync", "/usr/bin/yes", [], { cwd: dir, env: ENV })) as SpawnedChild;
+        child.stderr.resume();
+        const exit = once(child, "exit");
+        await once(child.stdout, "data");
+        const closed = once(child.stdout, "close");
+        child.stdout.destroy();
+        await closed;
+        expect(await exit).toEqual([null, "SIGPIPE", undefined]);
+      });
+
+      it("a pipe that cannot be read says so ('error' with the code) and closes", async () => {
+        const pipe = testSeam.readPipe(-1);
+        const error = once(pipe, "error");
+        await new Promise((resolve) => pipe.once("close", resolve)); // events.once("close") would reject on the error
+        expect(await error).toEqual([expect.objectContaining({ code: "EBADF", syscall: "read" })]);
+      });
     });
   });
 });

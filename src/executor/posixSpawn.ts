@@ -14,7 +14,9 @@
  * { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })`: its own
  * session and process group, every signal at its default disposition and
  * none blocked (glibc leaves its two internal signals, 32 and 33, ignored),
- * stdin /dev/null, stdout and stderr as readable sockets on pipes, an "exit"
+ * stdin /dev/null, stdout and stderr as pipes read on the event loop (NativePipe: the
+ * binding's libuv read, with a readable Socket's events; net.Sockets where the binding
+ * predates it), an "exit"
  * event with (code, signal name), and a third argument, a message, when the
  * exit could not be watched and the process was killed. A command without a slash is looked up in
  * the job's own PATH, and an executable without a #! line runs with /bin/sh,
@@ -54,16 +56,37 @@ interface Binding {
   ): number | undefined;
   /** The binding takes the environment as one NUL-joined string (one conversion, not ~100: a binding built before it has no such property). */
   envBlock?: boolean;
+  /**
+   * Reads a pipe's read end on the event loop: onEvent(0, chunk), (1) at its end, (2, libuv error),
+   * (3) once closed. The handle, or a negative libuv error (the fd is closed then). A binding built
+   * before it has none (its pipes are net.Sockets).
+   */
+  readPipe?(fd: number, onEvent: (kind: number, value: Buffer | number | undefined) => void): object | number;
+  /** Stops (false) or restarts (true) a readPipe's reading. */
+  pipeRead?(handle: object, on: boolean): number;
+  /** Closes a readPipe's pipe and its fd; its onEvent(3) follows. */
+  pipeClose?(handle: object): void;
   supported(): boolean;
   /** Test seam: the next spawn's exit watch fails (spawn.c). */
   failNextWatch(): void;
 }
 
+/**
+ * A child's stdout or stderr as startProcess reads it: "data" (a Buffer), "end", "error", "close",
+ * and pause/resume/destroy, as a readable net.Socket has them (NativePipe, or a Socket where the
+ * binding predates readPipe).
+ */
+export interface PipeReader extends EventEmitter {
+  pause(): unknown;
+  resume(): unknown;
+  destroy(): unknown;
+}
+
 /** What startProcess uses of a child: the same shape as a ChildProcess. */
 export interface SpawnedChild extends EventEmitter {
   readonly pid: number;
-  readonly stdout: Socket;
-  readonly stderr: Socket;
+  readonly stdout: PipeReader;
+  readonly stderr: PipeReader;
   /**
    * /proc/<pid>/stat's start time (field 22), known without reading it (spawn.c, boottime_ticks), or
    * null: read it from /proc. The first read of a new child's stat waits until its exec is done
@@ -93,6 +116,95 @@ function load(): Binding | null {
  */
 export const envAsOneString = binding?.envBlock === true;
 
+/**
+ * A pipe's read end read by the binding (libuv's read on the event loop, as net.Socket's handle
+ * does) without a stream around it: two net.Sockets, built and torn down for every run, cost
+ * ~65-125 µs of CPU a spawn (docs/perf/FIXES.md). Emits what startProcess listens to on a
+ * Socket: "data" with each chunk, "end", "error" (a failed read; only when listened to), then
+ * "close" once the fd is closed. Reading starts at once: listeners are added in the turn that
+ * creates it, before any read can complete.
+ */
+class NativePipe extends EventEmitter implements PipeReader {
+  #handle: object | null = null;
+  #paused = false;
+  #ended = false;
+
+  constructor(
+    private readonly b: Required<Pick<Binding, "readPipe" | "pipeRead" | "pipeClose">>,
+    fd: number,
+  ) {
+    super();
+    const h = b.readPipe(fd, (kind, value) => this.#event(kind, value));
+    if (typeof h === "number") {
+      this.#ended = true;
+      process.nextTick(() => {
+        this.#error(h);
+        this.emit("close");
+      });
+    } else {
+      this.#handle = h;
+    }
+  }
+
+  #event(kind: number, value: Buffer | number | undefined): void {
+    if (kind === 0) {
+      this.emit("data", value);
+    } else if (kind === 3) {
+      this.#handle = null;
+      this.emit("close");
+    } else {
+      this.#ended = true;
+      if (kind === 1) this.emit("end");
+      else this.#error(value as number);
+      this.destroy();
+    }
+  }
+
+  #error(uvError: number): void {
+    const code = ERRNO_NAMES.get(-uvError) ?? `E${-uvError}`;
+    if (this.listenerCount("error") > 0) this.emit("error", Object.assign(new Error(`read ${code}`), { errno: uvError, code, syscall: "read" }));
+  }
+
+  pause(): this {
+    if (this.#handle !== null && !this.#ended && !this.#paused) {
+      this.#paused = true;
+      this.b.pipeRead(this.#handle, false);
+    }
+    return this;
+  }
+
+  resume(): this {
+    if (this.#handle !== null && !this.#ended && this.#paused) {
+      this.#paused = false;
+      this.b.pipeRead(this.#handle, true);
+    }
+    return this;
+  }
+
+  /** Closes the pipe (a child still holding its write end gets SIGPIPE, as with a destroyed Socket); "close" follows. */
+  destroy(): this {
+    const h = this.#handle;
+    if (h !== null) {
+      this.#handle = null;
+      this.#ended = true;
+      this.b.pipeClose(h);
+    }
+    return this;
+  }
+}
+
+/** The binding's pipe reader, where it has one. */
+const pipeReader = typeof binding?.readPipe === "function" && typeof binding.pipeRead === "function" && typeof binding.pipeClose === "function"
+  ? (binding as Required<Pick<Binding, "readPipe" | "pipeRead" | "pipeClose">>)
+  : null;
+
+/** Tests and benchmarks: read the pipes with net.Sockets (true) or, where the binding can, with NativePipe (false, the default). */
+let socketPipes = false;
+
+function pipeOf(fd: number): PipeReader {
+  return pipeReader !== null && !socketPipes ? new NativePipe(pipeReader, fd) : new Socket({ fd, readable: true, writable: false });
+}
+
 /** How jobs are started here: "posix_spawn" or "fork" (child_process). */
 export const spawnMethod: "posix_spawn" | "fork" = binding === null ? "fork" : "posix_spawn";
 
@@ -116,6 +228,15 @@ function lostWatch(uvError: number, signal: string | null): string {
  * forked (no binding).
  */
 export const testSeam = {
+  /** Reads the pipes of the children started from now on with net.Sockets (true) or the binding's reader (false); whether the binding has one. */
+  socketPipes(on: boolean): boolean {
+    socketPipes = on;
+    return pipeReader !== null;
+  },
+  /** The reader a child's pipe would get, on any fd. */
+  readPipe(fd: number): PipeReader {
+    return pipeOf(fd);
+  },
   failNextExitWatch(): boolean {
     if (binding === null) return false;
     if (typeof binding.failNextWatch !== "function") throw new Error("the posix_spawn binding predates failNextWatch: rebuild it (npm run build:native)");
@@ -239,7 +360,7 @@ function prepare(file: string, args: string[], opts: { cwd: string; env: Record<
   const envp = envAsOneString ? strings.join("\0") : strings;
   const exe = lookUp(file, opts.cwd, opts.env.PATH);
   if (typeof exe !== "string") return exe;
-  const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: Socket; stderr: Socket; startTime: string | null };
+  const child = new EventEmitter() as SpawnedChild & { pid: number; stdout: PipeReader; stderr: PipeReader; startTime: string | null };
   const onExit = (code: number | null, signo: number | null, watchError?: number | null): void => {
     const signal = signo === null ? null : (SIGNAL_NAMES.get(signo) ?? `SIG${signo}`);
     // A binding built before watchError existed passes two arguments.
@@ -249,8 +370,8 @@ function prepare(file: string, args: string[], opts: { cwd: string; env: Record<
   const settle = (r: Exclude<SpawnResult, number>): SpawnedChild => {
     child.pid = r[0];
     child.startTime = startTimeOf(r[0], r[3]);
-    child.stdout = new Socket({ fd: r[1], readable: true, writable: false });
-    child.stderr = new Socket({ fd: r[2], readable: true, writable: false });
+    child.stdout = pipeOf(r[1]);
+    child.stderr = pipeOf(r[2]);
     return child;
   };
   return { envp, exe, onExit, settle };

@@ -25,11 +25,10 @@
 import { spawn } from "node:child_process";
 import type { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
-import type { Readable } from "node:stream";
 import { toError } from "../shared/toError.js";
 import { createLineSplitter, DEFAULT_MAX_LINE_BYTES } from "./lineSplitter.js";
 import { isGroupAlive, processStartTime, signalGroup, terminateGroup } from "./liveness.js";
-import { posixSpawn, posixSpawnAsync, type SpawnedChild } from "./posixSpawn.js";
+import { posixSpawn, posixSpawnAsync, type PipeReader, type SpawnedChild } from "./posixSpawn.js";
 import type { ExitInfo, OutStream, ProcessHandle, SpawnSpec, StartOptions } from "./types.js";
 
 export const DEFAULT_DRAIN_MS = 200;
@@ -160,8 +159,8 @@ interface Child extends EventEmitter {
   readonly pid?: number | undefined;
   /** posixSpawn's: the start time when known without reading /proc (null or absent: read it). */
   readonly startTime?: string | null;
-  readonly stdout: Readable | null;
-  readonly stderr: Readable | null;
+  readonly stdout: PipeReader | null;
+  readonly stderr: PipeReader | null;
 }
 
 function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
@@ -206,10 +205,10 @@ function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
     resolveExited(info);
   };
 
-  const pipes: Readable[] = [];
+  const pipes: PipeReader[] = [];
   /** Per pipe: split what is left of a sliced chunk now (the leader has exited). */
   const catchUps: Array<() => void> = [];
-  const attach = (stream: OutStream, pipe: Readable | null): void => {
+  const attach = (stream: OutStream, pipe: PipeReader | null): void => {
     if (pipe === null) {
       openPipes--;
       return;

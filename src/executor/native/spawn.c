@@ -23,6 +23,9 @@
  * seen any more, so the child's group was killed and the child reaped, and
  * code/signal say how that ended it.
  *
+ * readPipe(fd, onEvent), pipeRead(handle, on) and pipeClose(handle) read the pipes' read ends
+ * on the event loop without a net.Socket around each (below).
+ *
  * failNextWatch() is a test seam: the next spawn's watch polls an fd on which
  * the kernel reports an error (the write end of a pipe with no reader), so the
  * test sees the path a failing pidfd poll takes.
@@ -437,6 +440,147 @@ static napi_value spawn_async(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/*
+ * readPipe(fd, onEvent): reads a pipe's read end on the event loop (libuv, as net.Socket does)
+ * and hands each chunk to onEvent, without the stream around it: two net.Sockets cost a spawn
+ * ~65-125 us of CPU (docs/perf/FIXES.md). onEvent(0, Buffer) for data, (1) at the end of the data,
+ * (2, uvError) when a read failed, (3) once the pipe is closed (its fd with it). Reading starts
+ * at once; pipeRead(handle, false/true) stops and restarts it; pipeClose(handle) closes it (no
+ * call on the handle after that). Returns the handle, or a negative libuv error (the fd is closed).
+ */
+typedef struct {
+  uv_pipe_t pipe; /* first: the handle's address is the reader's */
+  napi_env env;
+  napi_ref on_event;
+  napi_async_context async;
+  int closing;
+} pipe_reader;
+
+/* One read at a time per thread (libuv calls alloc then read for one handle before the next). */
+static __thread char read_buf[65536];
+
+static void reader_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf) {
+  buf->base = read_buf;
+  buf->len = sizeof read_buf;
+}
+
+/* onEvent(kind, value) in the reader's async context; an exception it throws is uncaught, as a stream listener's is. */
+static void reader_emit(pipe_reader* r, int kind, napi_value value) {
+  napi_env env = r->env;
+  napi_value cb, recv, argv[2], result;
+  napi_get_reference_value(env, r->on_event, &cb);
+  napi_get_global(env, &recv); /* napi_make_callback wants an object */
+  napi_create_int32(env, kind, &argv[0]);
+  argv[1] = value;
+  if (napi_make_callback(env, r->async, recv, cb, 2, argv, &result) == napi_pending_exception) {
+    napi_value error;
+    napi_get_and_clear_last_exception(env, &error);
+    napi_fatal_exception(env, error);
+  }
+}
+
+static void reader_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  pipe_reader* r = (pipe_reader*)stream;
+  if (nread == 0) return; /* EAGAIN */
+  napi_handle_scope scope;
+  napi_open_handle_scope(r->env, &scope);
+  napi_value value;
+  if (nread > 0) {
+    void* data;
+    napi_create_buffer_copy(r->env, (size_t)nread, buf->base, &data, &value);
+    reader_emit(r, 0, value);
+  } else {
+    uv_read_stop(stream);
+    napi_create_int32(r->env, (int)nread, &value);
+    reader_emit(r, nread == UV_EOF ? 1 : 2, value);
+  }
+  napi_close_handle_scope(r->env, scope);
+}
+
+static void reader_closed(uv_handle_t* handle) {
+  pipe_reader* r = (pipe_reader*)handle;
+  napi_env env = r->env;
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value none;
+  napi_get_undefined(env, &none);
+  reader_emit(r, 3, none);
+  napi_delete_reference(env, r->on_event);
+  napi_async_destroy(env, r->async);
+  napi_close_handle_scope(env, scope);
+  free(r);
+}
+
+static napi_value read_pipe(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value args[2];
+  int32_t fd = -1;
+  napi_valuetype cbType = napi_undefined;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 2 || napi_get_value_int32(env, args[0], &fd) != napi_ok ||
+      napi_typeof(env, args[1], &cbType) != napi_ok || cbType != napi_function) {
+    napi_throw_type_error(env, NULL, "readPipe(fd, onEvent)");
+    return NULL;
+  }
+  uv_loop_t* loop = NULL;
+  pipe_reader* r = calloc(1, sizeof(pipe_reader));
+  if (!r || napi_get_uv_event_loop(env, &loop) != napi_ok) {
+    free(r);
+    return make_int(env, -ENOMEM);
+  }
+  int err = uv_pipe_init(loop, &r->pipe, 0);
+  if (err != 0) {
+    free(r);
+    return make_int(env, err);
+  }
+  /* On failure the fd is closed too (by the handle once opened), and the handle without an event. */
+  if ((err = uv_pipe_open(&r->pipe, fd)) != 0) close(fd);
+  else err = uv_read_start((uv_stream_t*)&r->pipe, reader_alloc, reader_read);
+  if (err != 0) {
+    uv_close((uv_handle_t*)&r->pipe, (uv_close_cb)free);
+    return make_int(env, err);
+  }
+  r->env = env;
+  napi_value name;
+  napi_create_string_utf8(env, "svc:pipe", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env, NULL, name, &r->async);
+  napi_create_reference(env, args[1], 1, &r->on_event);
+  napi_value handle;
+  napi_create_external(env, r, NULL, NULL, &handle);
+  return handle;
+}
+
+static pipe_reader* reader_arg(napi_env env, napi_callback_info info, napi_value* second) {
+  size_t argc = 2;
+  napi_value args[2];
+  void* r = NULL;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_external(env, args[0], &r) != napi_ok || !r) {
+    napi_throw_type_error(env, NULL, "a handle from readPipe");
+    return NULL;
+  }
+  if (second) *second = argc > 1 ? args[1] : NULL;
+  return ((pipe_reader*)r)->closing ? NULL : (pipe_reader*)r;
+}
+
+/* pipeRead(handle, on): restarts (true) or stops (false) reading; 0 or a negative libuv error. */
+static napi_value pipe_read(napi_env env, napi_callback_info info) {
+  napi_value on = NULL;
+  pipe_reader* r = reader_arg(env, info, &on);
+  if (!r) return NULL;
+  bool yes = false;
+  if (on) napi_get_value_bool(env, on, &yes);
+  int err = yes ? uv_read_start((uv_stream_t*)&r->pipe, reader_alloc, reader_read) : uv_read_stop((uv_stream_t*)&r->pipe);
+  return make_int(env, err == UV_EALREADY ? 0 : err);
+}
+
+/* pipeClose(handle): closes the pipe (and its fd); onEvent(3) follows in a later turn. */
+static napi_value pipe_close(napi_env env, napi_callback_info info) {
+  pipe_reader* r = reader_arg(env, info, NULL);
+  if (!r) return NULL;
+  r->closing = 1;
+  uv_close((uv_handle_t*)&r->pipe, reader_closed);
+  return NULL;
+}
+
 /* Whether this kernel has pidfd_open (Linux 5.3+): probed once, on this process. */
 static napi_value supported(napi_env env, napi_callback_info info) {
   int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -460,6 +604,12 @@ NAPI_MODULE_INIT() {
   napi_value yes;
   napi_get_boolean(env, true, &yes);
   napi_set_named_property(env, exports, "envBlock", yes); /* envp may be one NUL-joined string */
+  napi_create_function(env, "readPipe", NAPI_AUTO_LENGTH, read_pipe, NULL, &fn);
+  napi_set_named_property(env, exports, "readPipe", fn);
+  napi_create_function(env, "pipeRead", NAPI_AUTO_LENGTH, pipe_read, NULL, &fn);
+  napi_set_named_property(env, exports, "pipeRead", fn);
+  napi_create_function(env, "pipeClose", NAPI_AUTO_LENGTH, pipe_close, NULL, &fn);
+  napi_set_named_property(env, exports, "pipeClose", fn);
   napi_create_function(env, "supported", NAPI_AUTO_LENGTH, supported, NULL, &fn);
   napi_set_named_property(env, exports, "supported", fn);
   napi_create_function(env, "failNextWatch", NAPI_AUTO_LENGTH, fail_next_watch_fn, NULL, &fn);
