@@ -136,9 +136,10 @@ class NativePipe extends EventEmitter implements PipeReader {
     super();
     const h = b.readPipe(fd, (kind, value) => this.#event(kind, value));
     if (typeof h === "number") {
+      // Told after this turn's microtasks, where startProcess adds its listeners (a nextTick could come before).
       this.#ended = true;
-      process.nextTick(() => {
-        this.#error(h);
+      setImmediate(() => {
+        this.#error(h, "open");
         this.emit("close");
       });
     } else {
@@ -150,19 +151,22 @@ class NativePipe extends EventEmitter implements PipeReader {
     if (kind === 0) {
       this.emit("data", value);
     } else if (kind === 3) {
-      this.#handle = null;
       this.emit("close");
     } else {
       this.#ended = true;
-      if (kind === 1) this.emit("end");
-      else this.#error(value as number);
-      this.destroy();
+      try {
+        if (kind === 1) this.emit("end");
+        else this.#error(value as number, "read");
+      } finally {
+        this.destroy();
+      }
     }
   }
 
-  #error(uvError: number): void {
+  /** An "error" for a libuv error, when listened to (startProcess always does: a stream without a listener would throw it). */
+  #error(uvError: number, syscall: string): void {
     const code = ERRNO_NAMES.get(-uvError) ?? `E${-uvError}`;
-    if (this.listenerCount("error") > 0) this.emit("error", Object.assign(new Error(`read ${code}`), { errno: uvError, code, syscall: "read" }));
+    if (this.listenerCount("error") > 0) this.emit("error", Object.assign(new Error(`${syscall} ${code}`), { errno: uvError, code, syscall }));
   }
 
   pause(): this {
@@ -176,12 +180,17 @@ class NativePipe extends EventEmitter implements PipeReader {
   resume(): this {
     if (this.#handle !== null && !this.#ended && this.#paused) {
       this.#paused = false;
-      this.b.pipeRead(this.#handle, true);
+      const err = this.b.pipeRead(this.#handle, true);
+      if (typeof err === "number" && err < 0) {
+        this.#ended = true;
+        this.#error(err, "read");
+        this.destroy();
+      }
     }
     return this;
   }
 
-  /** Closes the pipe (a child still holding its write end gets SIGPIPE, as with a destroyed Socket); "close" follows. */
+  /** Closes the pipe (a child still writing to it gets SIGPIPE, as with a destroyed Socket); "close" follows, once. */
   destroy(): this {
     const h = this.#handle;
     if (h !== null) {

@@ -445,16 +445,35 @@ static napi_value spawn_async(napi_env env, napi_callback_info info) {
  * and hands each chunk to onEvent, without the stream around it: two net.Sockets cost a spawn
  * ~65-125 us of CPU (docs/perf/FIXES.md). onEvent(0, Buffer) for data, (1) at the end of the data,
  * (2, uvError) when a read failed, (3) once the pipe is closed (its fd with it). Reading starts
- * at once; pipeRead(handle, false/true) stops and restarts it; pipeClose(handle) closes it (no
- * call on the handle after that). Returns the handle, or a negative libuv error (the fd is closed).
+ * at once; pipeRead(handle, false/true) stops and restarts it; pipeClose(handle) closes it. A
+ * call on a handle whose pipe is closed does nothing. Returns the handle, or a negative libuv
+ * error (the fd is closed then).
  */
+typedef struct reader_box reader_box;
+
 typedef struct {
   uv_pipe_t pipe; /* first: the handle's address is the reader's */
   napi_env env;
   napi_ref on_event;
   napi_async_context async;
+  reader_box* box; /* NULL once the handle (JS's external) was collected */
   int closing;
 } pipe_reader;
+
+/* What JS holds (an external): the reader while its pipe is open, NULL after; freed when collected. */
+struct reader_box {
+  pipe_reader* r;
+};
+
+static void box_finalize(napi_env env, void* data, void* hint) {
+  reader_box* box = data;
+  if (box->r) box->r->box = NULL;
+  free(box);
+}
+
+static void free_handle(uv_handle_t* handle) {
+  free(handle);
+}
 
 /* One read at a time per thread (libuv calls alloc then read for one handle before the next). */
 static __thread char read_buf[65536];
@@ -485,14 +504,15 @@ static void reader_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf)
   napi_handle_scope scope;
   napi_open_handle_scope(r->env, &scope);
   napi_value value;
-  if (nread > 0) {
-    void* data;
-    napi_create_buffer_copy(r->env, (size_t)nread, buf->base, &data, &value);
+  void* data;
+  if (nread > 0 && napi_create_buffer_copy(r->env, (size_t)nread, buf->base, &data, &value) == napi_ok) {
     reader_emit(r, 0, value);
   } else {
+    /* The end, a failed read, or no memory for the chunk: nothing more can be read in order. */
+    int err = nread > 0 ? UV_ENOMEM : (int)nread;
     uv_read_stop(stream);
-    napi_create_int32(r->env, (int)nread, &value);
-    reader_emit(r, nread == UV_EOF ? 1 : 2, value);
+    napi_create_int32(r->env, err, &value);
+    reader_emit(r, err == UV_EOF ? 1 : 2, value);
   }
   napi_close_handle_scope(r->env, scope);
 }
@@ -500,6 +520,7 @@ static void reader_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf)
 static void reader_closed(uv_handle_t* handle) {
   pipe_reader* r = (pipe_reader*)handle;
   napi_env env = r->env;
+  if (r->box) r->box->r = NULL;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
   napi_value none;
@@ -523,42 +544,68 @@ static napi_value read_pipe(napi_env env, napi_callback_info info) {
   }
   uv_loop_t* loop = NULL;
   pipe_reader* r = calloc(1, sizeof(pipe_reader));
-  if (!r || napi_get_uv_event_loop(env, &loop) != napi_ok) {
+  reader_box* box = calloc(1, sizeof(reader_box));
+  napi_value name, handle;
+  if (!r || !box || napi_get_uv_event_loop(env, &loop) != napi_ok || napi_create_string_utf8(env, "svc:pipe", NAPI_AUTO_LENGTH, &name) != napi_ok) {
     free(r);
-    return make_int(env, -ENOMEM);
+    free(box);
+    close(fd);
+    return make_int(env, UV_ENOMEM);
+  }
+  /* From here the box is JS's: box_finalize frees it once the handle is collected. */
+  if (napi_create_external(env, box, box_finalize, NULL, &handle) != napi_ok) {
+    free(r);
+    free(box);
+    close(fd);
+    return make_int(env, UV_ENOMEM);
+  }
+  if (napi_create_reference(env, args[1], 1, &r->on_event) != napi_ok) {
+    free(r);
+    close(fd);
+    return make_int(env, UV_ENOMEM);
+  }
+  if (napi_async_init(env, NULL, name, &r->async) != napi_ok) {
+    napi_delete_reference(env, r->on_event);
+    free(r);
+    close(fd);
+    return make_int(env, UV_ENOMEM);
   }
   int err = uv_pipe_init(loop, &r->pipe, 0);
-  if (err != 0) {
+  if (err == 0) {
+    /* On failure the fd is closed too: by the handle once opened, else here. */
+    if ((err = uv_pipe_open(&r->pipe, fd)) != 0) close(fd);
+    else err = uv_read_start((uv_stream_t*)&r->pipe, reader_alloc, reader_read);
+    if (err != 0) {
+      napi_delete_reference(env, r->on_event);
+      napi_async_destroy(env, r->async);
+      uv_close((uv_handle_t*)&r->pipe, free_handle);
+      return make_int(env, err);
+    }
+  } else {
+    napi_delete_reference(env, r->on_event);
+    napi_async_destroy(env, r->async);
     free(r);
-    return make_int(env, err);
-  }
-  /* On failure the fd is closed too (by the handle once opened), and the handle without an event. */
-  if ((err = uv_pipe_open(&r->pipe, fd)) != 0) close(fd);
-  else err = uv_read_start((uv_stream_t*)&r->pipe, reader_alloc, reader_read);
-  if (err != 0) {
-    uv_close((uv_handle_t*)&r->pipe, (uv_close_cb)free);
+    close(fd);
     return make_int(env, err);
   }
   r->env = env;
-  napi_value name;
-  napi_create_string_utf8(env, "svc:pipe", NAPI_AUTO_LENGTH, &name);
-  napi_async_init(env, NULL, name, &r->async);
-  napi_create_reference(env, args[1], 1, &r->on_event);
-  napi_value handle;
-  napi_create_external(env, r, NULL, NULL, &handle);
+  r->box = box;
+  box->r = r;
   return handle;
 }
 
+/* The open reader of a handle from readPipe, or NULL (its pipe is closed or closing; *bad when it is no such handle). */
 static pipe_reader* reader_arg(napi_env env, napi_callback_info info, napi_value* second) {
   size_t argc = 2;
   napi_value args[2];
-  void* r = NULL;
-  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_external(env, args[0], &r) != napi_ok || !r) {
+  void* box = NULL;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_external(env, args[0], &box) != napi_ok || !box) {
     napi_throw_type_error(env, NULL, "a handle from readPipe");
     return NULL;
   }
   if (second) *second = argc > 1 ? args[1] : NULL;
-  return ((pipe_reader*)r)->closing ? NULL : (pipe_reader*)r;
+  pipe_reader* r = ((reader_box*)box)->r;
+  return r && !r->closing ? r : NULL;
 }
 
 /* pipeRead(handle, on): restarts (true) or stops (false) reading; 0 or a negative libuv error. */
