@@ -116,6 +116,9 @@ function load(): Binding | null {
  */
 export const envAsOneString = binding?.envBlock === true;
 
+/** A binding with the pipe reader (readPipe and its two companions). */
+type PipeBinding = Required<Pick<Binding, "readPipe" | "pipeRead" | "pipeClose">>;
+
 /**
  * A pipe's read end read by the binding (libuv's read on the event loop, as net.Socket's handle
  * does) without a stream around it: two net.Sockets, built and torn down for every run, cost
@@ -130,7 +133,7 @@ class NativePipe extends EventEmitter implements PipeReader {
   #ended = false;
 
   constructor(
-    private readonly b: Required<Pick<Binding, "readPipe" | "pipeRead" | "pipeClose">>,
+    private readonly b: PipeBinding,
     fd: number,
   ) {
     super();
@@ -181,11 +184,7 @@ class NativePipe extends EventEmitter implements PipeReader {
     if (this.#handle !== null && !this.#ended && this.#paused) {
       this.#paused = false;
       const err = this.b.pipeRead(this.#handle, true);
-      if (typeof err === "number" && err < 0) {
-        this.#ended = true;
-        this.#error(err, "read");
-        this.destroy();
-      }
+      if (typeof err === "number" && err < 0) this.#event(2, err); // as a failed read
     }
     return this;
   }
@@ -204,7 +203,7 @@ class NativePipe extends EventEmitter implements PipeReader {
 
 /** The binding's pipe reader, where it has one. */
 const pipeReader = typeof binding?.readPipe === "function" && typeof binding.pipeRead === "function" && typeof binding.pipeClose === "function"
-  ? (binding as Required<Pick<Binding, "readPipe" | "pipeRead" | "pipeClose">>)
+  ? (binding as PipeBinding)
   : null;
 
 /** Tests and benchmarks: read the pipes with net.Sockets (true) or, where the binding can, with NativePipe (false, the default). */

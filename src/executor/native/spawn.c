@@ -542,59 +542,40 @@ static napi_value read_pipe(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "readPipe(fd, onEvent)");
     return NULL;
   }
+  int err = UV_ENOMEM, inited = 0, opened = 0;
   uv_loop_t* loop = NULL;
+  napi_value name, handle;
   pipe_reader* r = calloc(1, sizeof(pipe_reader));
   reader_box* box = calloc(1, sizeof(reader_box));
-  napi_value name, handle;
-  if (!r || !box || napi_get_uv_event_loop(env, &loop) != napi_ok || napi_create_string_utf8(env, "svc:pipe", NAPI_AUTO_LENGTH, &name) != napi_ok) {
-    free(r);
-    free(box);
-    close(fd);
-    return make_int(env, UV_ENOMEM);
-  }
-  /* From here the box is JS's: box_finalize frees it once the handle is collected. */
+  if (!r || !box || napi_get_uv_event_loop(env, &loop) != napi_ok || napi_create_string_utf8(env, "svc:pipe", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_reference(env, args[1], 1, &r->on_event) != napi_ok || napi_async_init(env, NULL, name, &r->async) != napi_ok)
+    goto fail;
+  if ((err = uv_pipe_init(loop, &r->pipe, 0)) != 0) goto fail;
+  inited = 1;
+  if ((err = uv_pipe_open(&r->pipe, fd)) != 0) goto fail;
+  opened = 1; /* the handle closes the fd from here */
+  if ((err = uv_read_start((uv_stream_t*)&r->pipe, reader_alloc, reader_read)) != 0) goto fail;
+  /* The box is JS's once the external exists: box_finalize frees it when the handle is collected. */
   if (napi_create_external(env, box, box_finalize, NULL, &handle) != napi_ok) {
-    free(r);
-    free(box);
-    close(fd);
-    return make_int(env, UV_ENOMEM);
-  }
-  if (napi_create_reference(env, args[1], 1, &r->on_event) != napi_ok) {
-    free(r);
-    close(fd);
-    return make_int(env, UV_ENOMEM);
-  }
-  if (napi_async_init(env, NULL, name, &r->async) != napi_ok) {
-    napi_delete_reference(env, r->on_event);
-    free(r);
-    close(fd);
-    return make_int(env, UV_ENOMEM);
-  }
-  int err = uv_pipe_init(loop, &r->pipe, 0);
-  if (err == 0) {
-    /* On failure the fd is closed too: by the handle once opened, else here. */
-    if ((err = uv_pipe_open(&r->pipe, fd)) != 0) close(fd);
-    else err = uv_read_start((uv_stream_t*)&r->pipe, reader_alloc, reader_read);
-    if (err != 0) {
-      napi_delete_reference(env, r->on_event);
-      napi_async_destroy(env, r->async);
-      uv_close((uv_handle_t*)&r->pipe, free_handle);
-      return make_int(env, err);
-    }
-  } else {
-    napi_delete_reference(env, r->on_event);
-    napi_async_destroy(env, r->async);
-    free(r);
-    close(fd);
-    return make_int(env, err);
+    err = UV_ENOMEM;
+    goto fail;
   }
   r->env = env;
   r->box = box;
   box->r = r;
   return handle;
+
+fail: /* everything undone, the fd closed too */
+  if (r && r->on_event) napi_delete_reference(env, r->on_event);
+  if (r && r->async) napi_async_destroy(env, r->async);
+  if (!opened) close(fd);
+  if (inited) uv_close((uv_handle_t*)&r->pipe, free_handle);
+  else free(r);
+  free(box);
+  return make_int(env, err);
 }
 
-/* The open reader of a handle from readPipe, or NULL (its pipe is closed or closing; *bad when it is no such handle). */
+/* The open reader of a handle from readPipe, or NULL: its pipe is closed or closing, or (a TypeError thrown) it is no such handle. */
 static pipe_reader* reader_arg(napi_env env, napi_callback_info info, napi_value* second) {
   size_t argc = 2;
   napi_value args[2];
