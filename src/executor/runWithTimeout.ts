@@ -4,7 +4,7 @@
  * says `timedOut: true`. Used for job timeouts and healthchecks.
  */
 import { startProcess } from "./startProcess.js";
-import type { SpawnSpec, TimedExitInfo, TimedProcessHandle, TimedStartOptions } from "./types.js";
+import type { ProcessHandle, SpawnSpec, TimedExitInfo, TimedProcessHandle, TimedStartOptions } from "./types.js";
 
 export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedProcessHandle {
   const handle = startProcess(spec, opts);
@@ -22,24 +22,34 @@ export function runWithTimeout(spec: SpawnSpec, opts: TimedStartOptions): TimedP
     clearTimeout(timer);
     return { ...info, timedOut };
   });
-  return {
-    get pid() {
-      return handle.pid;
-    },
-    get pidStart() {
-      return handle.pidStart;
-    },
-    get spawning() {
-      return handle.spawning;
-    },
-    exited,
-    stop: () => {
-      if (!timedOut) stoppedByCaller = true;
-      handle.stop();
-    },
-    kill: () => {
-      if (!timedOut) stoppedByCaller = true;
-      handle.kill();
-    },
-  };
+  return new TimedProcess(handle, exited, () => {
+    if (!timedOut) stoppedByCaller = true;
+  });
+}
+
+/** runWithTimeout's handle: a class, its getters on the prototype (why: startProcess.ts, above PendingProcess). */
+class TimedProcess implements TimedProcessHandle {
+  constructor(
+    private readonly handle: ProcessHandle,
+    readonly exited: Promise<TimedExitInfo>,
+    /** Notes that the caller stopped it (unless the deadline did first). */
+    private readonly byCaller: () => void,
+  ) {}
+  get pid(): number | null {
+    return this.handle.pid;
+  }
+  get pidStart(): string | null {
+    return this.handle.pidStart;
+  }
+  get spawning(): Promise<void> | null {
+    return this.handle.spawning;
+  }
+  stop(): void {
+    this.byCaller();
+    this.handle.stop();
+  }
+  kill(): void {
+    this.byCaller();
+    this.handle.kill();
+  }
 }

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryLogger } from "../shared/logger.js";
 import { isGroupAlive } from "./liveness.js";
 import { spawnMethod } from "./posixSpawn.js";
+import { runWithTimeout } from "./runWithTimeout.js";
 import { createHarness, type Captured } from "./testkit.js";
 
 let h: ReturnType<typeof createHarness>;
@@ -230,6 +231,33 @@ describe("startProcess: a process the kernel is still starting", () => {
     await r.handle.spawning;
     expect(r.handle.pid).toBeNull();
     expect((await r.exited).spawnError).toMatch(/working directory .*nope does not exist/);
+  });
+});
+
+describe("startProcess: the handles", () => {
+  /** The names of `o`'s own properties that are getters or setters. */
+  const ownAccessors = (o: object): string[] =>
+    Object.entries(Object.getOwnPropertyDescriptors(o))
+      .filter(([, d]) => d.get !== undefined || d.set !== undefined)
+      .map(([k]) => k);
+
+  // An object literal's getter is a pair V8 allocates in the old generation: the getter's closure, and
+  // everything its context holds (the pipes, the line splitters), then outlived every scavenge until a
+  // full collection, for every run (docs/perf/FIXES.md). Getters belong on a class's prototype.
+  it("keep their getters on a prototype, none on the object: pending, settled and with a deadline", async () => {
+    const r = h.start("true");
+    expect(ownAccessors(r.handle)).toEqual([]);
+    await r.handle.spawning;
+    expect(ownAccessors(r.handle)).toEqual([]);
+    expect(r.handle.pid).toBeGreaterThan(0);
+    expect(r.handle.pidStart).toMatch(/^\d+$/);
+    const timed = runWithTimeout(h.spec("true"), { timeoutMs: 5_000, killGraceMs: 1_000, onLine: () => {} });
+    expect(ownAccessors(timed)).toEqual([]);
+    await timed.spawning;
+    expect(timed.pid).toBeGreaterThan(0);
+    expect(timed.pidStart).toMatch(/^\d+$/);
+    expect((await timed.exited).code).toBe(0);
+    expect((await r.exited).code).toBe(0);
   });
 });
 

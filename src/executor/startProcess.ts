@@ -75,40 +75,69 @@ export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle
  * process as soon as it exists.
  */
 function pendingHandle(spec: SpawnSpec, opts: StartOptions): { handle: ProcessHandle; settle: (child: SpawnedChild | NodeJS.ErrnoException) => void } {
-  let inner: ProcessHandle | null = null;
-  let asked: "stop" | "kill" | null = null;
-  let resolveExited!: (info: ExitInfo) => void;
-  const exited = new Promise<ExitInfo>((r) => (resolveExited = r));
-  let resolveSpawning!: () => void;
-  const spawning = new Promise<void>((r) => (resolveSpawning = r));
-  const handle: ProcessHandle = {
-    get pid() {
-      return inner?.pid ?? null;
-    },
-    get pidStart() {
-      return inner?.pidStart ?? null;
-    },
-    get spawning() {
-      return inner === null ? spawning : null;
-    },
-    exited,
-    stop: () => {
-      if (inner) inner.stop();
-      else asked ??= "stop";
-    },
-    kill: () => {
-      if (inner) inner.kill();
-      else asked = "kill";
-    },
-  };
+  const handle = new PendingProcess();
   const settle = (child: SpawnedChild | NodeJS.ErrnoException): void => {
-    inner = child instanceof Error ? failedHandle(spawnErrorReason(spec, child)) : track(child, child.pid, opts);
-    void inner.exited.then(resolveExited);
-    if (asked === "kill") inner.kill();
-    else if (asked === "stop") inner.stop();
-    resolveSpawning();
+    handle.settle(child instanceof Error ? failedHandle(spawnErrorReason(spec, child)) : track(child, child.pid, opts));
   };
   return { handle, settle };
+}
+
+/*
+ * The handles are classes, their getters on the prototype, and never object literals with getters:
+ * V8 allocates a literal's getter pair in the old generation, and the young getter closures it holds
+ * (with everything their context holds: the pipes, the line splitters, the exit promise) then survive
+ * every scavenge until a full collection. Every run's process objects were promoted that way, ~7 KB a
+ * run (docs/perf/FIXES.md, "Every run's process objects outlived the young generation").
+ */
+
+/** pendingHandle's: the process once it exists (`inner`), and a stop or kill asked for before. */
+class PendingProcess implements ProcessHandle {
+  private inner: ProcessHandle | null = null;
+  private asked: "stop" | "kill" | null = null;
+  private resolveExited!: (info: ExitInfo) => void;
+  readonly exited = new Promise<ExitInfo>((r) => (this.resolveExited = r));
+  private resolveSpawning!: () => void;
+  private readonly started = new Promise<void>((r) => (this.resolveSpawning = r));
+
+  get pid(): number | null {
+    return this.inner?.pid ?? null;
+  }
+  get pidStart(): string | null {
+    return this.inner?.pidStart ?? null;
+  }
+  get spawning(): Promise<void> | null {
+    return this.inner === null ? this.started : null;
+  }
+  stop(): void {
+    if (this.inner) this.inner.stop();
+    else this.asked ??= "stop";
+  }
+  kill(): void {
+    if (this.inner) this.inner.kill();
+    else this.asked = "kill";
+  }
+  settle(inner: ProcessHandle): void {
+    this.inner = inner;
+    void inner.exited.then(this.resolveExited);
+    if (this.asked === "kill") inner.kill();
+    else if (this.asked === "stop") inner.stop();
+    this.resolveSpawning();
+  }
+}
+
+/** track's: a started process, its start time read on first use. */
+class TrackedProcess implements ProcessHandle {
+  readonly spawning = null;
+  constructor(
+    readonly pid: number,
+    private readonly readStart: () => string | null,
+    readonly exited: Promise<ExitInfo>,
+    readonly stop: () => void,
+    readonly kill: () => void,
+  ) {}
+  get pidStart(): string | null {
+    return this.readStart();
+  }
 }
 
 /** The argv to spawn, or a reason why there is none. */
@@ -310,14 +339,5 @@ function track(child: Child, pid: number, opts: StartOptions): ProcessHandle {
     signalGroup(pid, "SIGKILL");
   };
 
-  return {
-    pid,
-    get pidStart() {
-      return readPidStart();
-    },
-    spawning: null,
-    exited,
-    stop,
-    kill,
-  };
+  return new TrackedProcess(pid, readPidStart, exited, stop, kill);
 }
