@@ -1,14 +1,15 @@
 import type { Store } from "../store/api.js";
 import type { RunStatus } from "../store/types.js";
 import type { BackfillFacts } from "./outcomes.js";
+import type { IdMap } from "./idMap.js";
 
 /** What the queue reads and writes of the engine's state (EngineContext, which holds the queue). */
 interface QueueDeps {
   readonly store: Store;
   /** The dispatch queue: admitted slot runs go here, PENDING. */
-  readonly waiting: Map<number, { id: number; job: string; cycleId: string; status: "PENDING" | "RETRYING"; nextAttemptAt: number | null }>;
+  readonly waiting: IdMap<{ id: number; job: string; cycleId: string; status: "PENDING" | "RETRYING"; nextAttemptAt: number | null }>;
   /** Runs with an attempt in flight. */
-  readonly attempts: ReadonlyMap<number, unknown>;
+  readonly attempts: Pick<IdMap<unknown>, "has" | "size">;
 }
 
 /** One backfill whose slot runs are not all finished. */

@@ -7,6 +7,7 @@ import type { NewRun, RunPatch, RunRecord, RunStatus } from "../store/types.js";
 import type { Attempt } from "./attempt.js";
 import { BackfillQueue } from "./backfillQueue.js";
 import type { EngineEvents, EventBus } from "./events.js";
+import { IdMap } from "./idMap.js";
 
 /** A run waiting for a pool slot: PENDING, or RETRYING until `nextAttemptAt`. */
 export interface Waiting {
@@ -48,8 +49,9 @@ export interface EngineContext {
   project: ProjectConfig;
   /** Dependency-triggered downstream jobs of each job, from the current project. */
   downstreams: Map<string, string[]>;
-  readonly attempts: Map<number, Attempt>;
-  readonly waiting: Map<number, Waiting>;
+  /** Not Maps: a Map churned by every run keeps every run alive until a full collection (idMap.ts). */
+  readonly attempts: IdMap<Attempt>;
+  readonly waiting: IdMap<Waiting>;
   /** Cycles halted by an `on_failure: stop` job: nothing new dispatches in them. */
   readonly halted: Set<string>;
   /** Backfills' slot runs waiting to enter `waiting` in slot order (CONTRACT §7.3). */
@@ -76,8 +78,8 @@ export function createContext(deps: EngineDeps): EngineContext {
     spawnEnv,
     project: deps.project,
     downstreams: downstreamIndex(deps.project),
-    attempts: new Map(),
-    waiting: new Map(),
+    attempts: new IdMap(),
+    waiting: new IdMap(),
     halted: new Set(),
     stopping: false,
   };
