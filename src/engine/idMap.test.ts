@@ -23,35 +23,55 @@ describe("IdMap", () => {
     expect([m.has(1), m.size]).toEqual([true, 1]);
   });
 
-  it("iterates in ascending id order, whatever the order of insertion", () => {
+  it("iterates in insertion order, as a Map does, also across compactions", () => {
     const m = new IdMap<string>();
     for (const id of [40, 2, 1_000_000, 17]) m.set(id, `r${id}`);
-    expect([...m.keys()]).toEqual([2, 17, 40, 1_000_000]);
-    expect([...m.values()]).toEqual(["r2", "r17", "r40", "r1000000"]);
-    expect([...m]).toEqual([
-      [2, "r2"],
-      [17, "r17"],
+    expect([...m.keys()]).toEqual([40, 2, 1_000_000, 17]);
+    expect([...m.values()]).toEqual(["r40", "r2", "r1000000", "r17"]);
+    expect(m.entries()).toEqual([
       [40, "r40"],
+      [2, "r2"],
       [1_000_000, "r1000000"],
+      [17, "r17"],
     ]);
+    // Many entries come and go (compactions), a few stay: they keep their order and values.
+    const ref = new Map<number, string>(m.entries());
+    for (let id = 100; id < 1_100; id++) {
+      m.set(id, `r${id}`);
+      ref.set(id, `r${id}`);
+      if (id % 7 !== 0) {
+        m.delete(id);
+        ref.delete(id);
+      }
+    }
+    m.set(2, "again");
+    ref.set(2, "again");
+    expect(m.entries()).toEqual([...ref]);
+    expect(m.size).toBe(ref.size);
+    for (const [id, v] of ref) expect(m.get(id)).toBe(v);
   });
 
-  it("an entry deleted during an iteration is not visited after", () => {
+  it("keys(), values() and entries() are snapshots: a loop sees what there was when it began", () => {
     const m = new IdMap<number>();
-    for (let id = 1; id <= 5; id++) m.set(id, id);
+    for (let id = 1; id <= 100; id++) m.set(id, id);
     const seen: number[] = [];
     for (const v of m.values()) {
       seen.push(v);
-      if (v === 2) m.delete(4);
+      if (v === 1) {
+        for (let id = 2; id <= 90; id++) m.delete(id); // past the threshold: compacted now
+        m.set(500, 500);
+      }
     }
-    expect(seen).toEqual([1, 2, 3, 5]);
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(m.keys()).toEqual([1, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 500]);
+    expect(m.get(95)).toBe(95);
   });
 
   it("clear() empties it", () => {
     const m = new IdMap<number>();
     m.set(1, 1).set(2, 2);
     m.clear();
-    expect([m.size, [...m.keys()], m.has(1)]).toEqual([0, [], false]);
+    expect([m.size, m.keys(), m.has(1)]).toEqual([0, [], false]);
   });
 
   it("refuses an id that is not a non-negative integer: the key would not be an index", () => {
