@@ -140,6 +140,20 @@ describe("runs: create, transition, update", () => {
     expect(store.runs.update(run.id, {})).toEqual(updated);
   });
 
+  it("each write sets the columns its patch names: patches of the same size but other columns, with and without a status", () => {
+    const run = runTo(store, "RUNNING");
+    expect(store.runs.update(run.id, { pid: 11 })).toMatchObject({ pid: 11, exit_code: null });
+    expect(store.runs.update(run.id, { exit_code: 3 })).toMatchObject({ pid: 11, exit_code: 3 });
+    expect(store.runs.update(run.id, { pid: 12, error: "e" })).toMatchObject({ pid: 12, exit_code: 3, error: "e" });
+    expect(store.runs.update(run.id, { exit_code: 4, hc_status: "warn" })).toMatchObject({ pid: 12, exit_code: 4, error: "e", hc_status: "warn" });
+    // The same columns with a status, and with the status it must be in: their own statements.
+    const failed = store.runs.transition(run.id, "FAILED", { exit_code: 5, finished_at: "2026-11-28T00:00:00.000Z" }, "RUNNING");
+    expect(failed).toMatchObject({ status: "FAILED", exit_code: 5, pid: 12, finished_at: "2026-11-28T00:00:00.000Z" });
+    const other = runTo(store, "RUNNING");
+    expect(store.runs.transition(other.id, "SUCCESS", { exit_code: 0, finished_at: "2026-11-28T00:00:01.000Z" })).toMatchObject({ status: "SUCCESS", exit_code: 0 });
+    expect(store.runs.get(run.id)).toMatchObject({ status: "FAILED", exit_code: 5 });
+  });
+
   it("keeps a transition and the caller's other writes in one transaction", () => {
     const run = runTo(store, "RUNNING", { job_name: "tx" });
     expect(() =>
