@@ -1,7 +1,7 @@
 /**
  * A map from run ids to values, for the engine's long-lived maps whose entries come and go with
  * every run (`ctx.attempts`, `ctx.waiting`). The subset of Map's interface the engine uses, in
- * insertion order as a Map; keys(), values() and entries() are snapshots (arrays), so a loop over
+ * insertion order as a Map; keys() and values() are snapshots (arrays), so a loop over
  * them sees the entries there were when it began, whatever it deletes or adds.
  *
  * Why not a Map: V8 replaces a Map's hash table as entries come and go, and the table it replaces
@@ -61,13 +61,6 @@ export class IdMap<V> {
     return true;
   }
 
-  clear(): void {
-    this.ids = [];
-    this.vals = [];
-    this.at = Object.create(null) as Record<number, number>;
-    this.holes = 0;
-  }
-
   /** The ids, in insertion order: a snapshot (as `[...map.keys()]` would be). */
   keys(): number[] {
     const out: number[] = [];
@@ -79,13 +72,6 @@ export class IdMap<V> {
   values(): V[] {
     const out: V[] = [];
     for (let i = 0; i < this.ids.length; i++) if (this.ids[i] !== HOLE) out.push(this.vals[i] as V);
-    return out;
-  }
-
-  /** The entries, in insertion order: a snapshot. */
-  entries(): Array<[number, V]> {
-    const out: Array<[number, V]> = [];
-    for (let i = 0; i < this.ids.length; i++) if (this.ids[i] !== HOLE) out.push([this.ids[i]!, this.vals[i] as V]);
     return out;
   }
 

@@ -86,8 +86,8 @@ function pendingHandle(spec: SpawnSpec, opts: StartOptions): { handle: ProcessHa
  * The handles are classes, their getters on the prototype, and never object literals with getters:
  * V8 allocates a literal's getter pair in the old generation, and the young getter closures it holds
  * (with everything their context holds: the pipes, the line splitters, the exit promise) then survive
- * every scavenge until a full collection. Every run's process objects were promoted that way, ~7 KB a
- * run (docs/perf/FIXES.md, "Every run's process objects outlived the young generation").
+ * every scavenge until a full collection. Every run's process objects were promoted that way, ~5 KB a
+ * run (docs/perf/FIXES.md, "Every run's objects outlived the young generation").
  */
 
 /** pendingHandle's: the process once it exists (`inner`), and a stop or kill asked for before. */
