@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { placeholdersOverSecrets, redactedText, validateConfigText } from "./configAccess.js";
 import { ConfigWorker, ConfigWorkerError, RedactedTexts, threadFailure } from "./configWorker.js";
+import { until as poll } from "../../test/helpers/until.js";
 import { ApiError } from "./errors.js";
 
 const FIXTURES = resolve(import.meta.dirname, "../../test/fixtures/configWorker");
@@ -44,13 +45,7 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function until(what: string, pred: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (what: string, pred: () => boolean, ms = 10_000) => poll(what, pred, ms, 10);
 
 describe("ConfigWorker with its own thread (src/api/configThread.ts)", () => {
   it("answers what the functions answer in process: redaction, YAML errors, validation, the placeholder guard", async () => {

@@ -22,6 +22,7 @@ import { memoryLogger } from "../shared/logger.js";
 import { openStore } from "../store/index.js";
 import type { Store } from "../store/api.js";
 import type { RunRecord, RunStatus } from "../store/types.js";
+import { until } from "../../test/helpers/until.js";
 import type { ApiDeps, ReloadResult } from "./deps.js";
 import { errorResponseSchema } from "./errors.js";
 import { Authenticator } from "./auth/authenticator.js";
@@ -200,14 +201,8 @@ export async function apiKit(yaml: string, opts: ApiKitOptions = {}) {
     },
 
     /** Polls until `pred` holds, failing after `ms`. */
-    async waitFor<T>(what: string, pred: () => T | null | undefined | false, ms = 15_000): Promise<T> {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const v = pred();
-        if (v) return v;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    waitFor<T>(what: string, pred: () => T | null | undefined | false, ms = 15_000): Promise<T> {
+      return until(what, pred, ms, 20);
     },
     async waitRun(id: number, statuses: RunStatus[], ms = 15_000): Promise<RunRecord> {
       return kit.waitFor(`run ${id} to be ${statuses.join("|")}`, () => {

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { until as poll } from "../../test/helpers/until.js";
 import { memoryLogger } from "../shared/logger.js";
 import { Checkpointer } from "./checkpointer.js";
 import { open, tempDir, type TempDir } from "./testkit.js";
@@ -39,13 +40,7 @@ const insert = (db: Database.Database, rows: number) => {
   for (let i = 0; i < rows; i++) st.run(); // one commit each, as svcd's turns are
 };
 
-async function until(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (what: string, ok: () => boolean, ms = 15_000) => poll(what, ok, ms, 10);
 
 describe("WAL checkpoints on a worker thread", { timeout: 40_000 }, () => {
   it("takes checkpoints away from the committing connection and runs them once the WAL passes the page limit", async () => {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { request, type Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { until } from "./until.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const SVCD = join(ROOT, "bin", "svcd.js");
@@ -78,15 +79,7 @@ export function httpJson<T>(
 }
 
 /** Polls `pred` until it returns a truthy value (real time). */
-export async function until<T>(what: string, pred: () => T | null | undefined | false | Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await pred();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { until };
 
 /** bin/svcd: the launcher users run (a shell script that execs `node bin/svcd.js`). */
 export const SVCD_LAUNCHER = join(ROOT, "bin", "svcd");

@@ -11,6 +11,7 @@ import { memoryLogger } from "../../src/shared/logger.js";
 import { openStore } from "../../src/store/index.js";
 import type { Store } from "../../src/store/api.js";
 import type { RunRecord, RunStatus } from "../../src/store/types.js";
+import { until } from "./until.js";
 
 export interface KitOptions {
   /** svcd.yaml text. */
@@ -71,14 +72,8 @@ export async function engineKit(yaml: string, opts: KitOptions = {}) {
     transitions,
     clock,
     /** Polls until `pred` holds (real time), failing after `ms`. */
-    async waitFor<T>(what: string, pred: () => T | null | undefined | false, ms = 10_000): Promise<T> {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const v = pred();
-        if (v) return v;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    waitFor<T>(what: string, pred: () => T | null | undefined | false, ms = 10_000): Promise<T> {
+      return until(what, pred, ms, 20);
     },
     /** Waits until the run is in one of `statuses`. */
     async waitRun(id: number, statuses: RunStatus[], ms = 10_000): Promise<RunRecord> {
