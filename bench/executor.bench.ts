@@ -1,6 +1,6 @@
 import { startProcess } from "../src/executor/index.js";
 import { spawnMethod } from "../src/executor/posixSpawn.js";
-import { rawRun } from "./helpers/raw.js";
+import { closedLoop, rawRun } from "./helpers/raw.js";
 import type { BenchResult, BenchSection } from "./types.js";
 
 /**
@@ -38,19 +38,9 @@ interface Block {
 /** Run `start` with `inFlight` kept running for `ms`. */
 async function rate(start: Starter, inFlight: number, ms: number): Promise<Block> {
   const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const end = t0 + ms;
-  let done = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < end) {
-      await start();
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  const wallS = (performance.now() - t0) / 1000;
+  const { done, ms: took } = await closedLoop(start, inFlight, ms);
   const cpu = process.cpuUsage(cpu0);
-  return { rate: done / wallS, cpuUs: (cpu.user + cpu.system) / done };
+  return { rate: (done * 1_000) / took, cpuUs: (cpu.user + cpu.system) / done };
 }
 
 const round2 = (x: number): number => Math.round(x * 100) / 100;

@@ -43,8 +43,8 @@ export async function rawRun(cmd: string[], cwd = "/", way: SpawnWay = "fork"): 
 }
 
 
-/** Completed runs per second of `start` with `inFlight` kept running for `ms`. */
-export async function closedLoopRate(start: () => Promise<unknown>, inFlight: number, ms: number): Promise<number> {
+/** `start` with `inFlight` kept running for `ms`: how many completed, and the wall time they took (ms). */
+export async function closedLoop(start: () => Promise<unknown>, inFlight: number, ms: number): Promise<{ done: number; ms: number }> {
   const t0 = performance.now();
   const end = t0 + ms;
   let done = 0;
@@ -55,7 +55,13 @@ export async function closedLoopRate(start: () => Promise<unknown>, inFlight: nu
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
-  return (done * 1_000) / (performance.now() - t0);
+  return { done, ms: performance.now() - t0 };
+}
+
+/** Completed runs per second of `start` with `inFlight` kept running for `ms`. */
+export async function closedLoopRate(start: () => Promise<unknown>, inFlight: number, ms: number): Promise<number> {
+  const { done, ms: took } = await closedLoop(start, inFlight, ms);
+  return (done * 1_000) / took;
 }
 
 /** Parses `date +%s.%N` output into epoch ms (microsecond precision). */
