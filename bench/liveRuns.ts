@@ -1,0 +1,110 @@
+/**
+ * What job_runs' writes cost a run, and what they would cost with in-flight runs kept apart from
+ * the history (docs/perf/NOTES.md, "In-flight runs apart from the history"). On a real store file
+ * (the real migrations) holding `--history` runs:
+ *
+ * - today: the engine's three writes of job_runs a run, each with RETURNING: the INSERT of a
+ *   PENDING run, its RUNNING update and its SUCCESS update;
+ * - apart: in-flight runs in a small table of their own (the id taken from job_runs' sequence),
+ *   job_runs written once, as the run ends (the final row inserted from the live one, which is
+ *   deleted in the same commit).
+ *
+ * `--per-commit N` runs of one phase share a commit (4: ~0.75 commits a run, the engine's rate
+ * through engine.trigger). Rounds alternate ABBA; the medians of µs a run are printed.
+ *
+ *   npx tsx bench/liveRuns.ts [--per-commit 4] [--history 200000] [--rounds 10]
+ *
+ * Not part of `npm run bench`: it measures a schema choice not built, not svcd.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type Database from "better-sqlite3";
+import { openStore } from "../src/store/index.js";
+
+const { values } = parseArgs({
+  options: { "per-commit": { type: "string", default: "4" }, history: { type: "string", default: "200000" }, rounds: { type: "string", default: "10" } },
+});
+const N = Number(values["per-commit"]);
+const HISTORY = Number(values.history);
+const ROUNDS = Number(values.rounds);
+const RUNS_A_BLOCK = 1_200;
+
+const dir = mkdtempSync(join(tmpdir(), "svc-bench-live-"));
+const store = openStore({ path: join(dir, "svc.db"), busyTimeoutMs: 5_000, walAutocheckpoint: 1_000 });
+const db = (store.runs as unknown as { db: Database.Database }).db;
+db.exec(`CREATE TABLE live (id INTEGER PRIMARY KEY, job_name TEXT NOT NULL, status TEXT NOT NULL, attempt INTEGER, "trigger" TEXT,
+  triggered_by TEXT, cycle_id TEXT, tags TEXT, created_at TEXT, started_at TEXT, pid INTEGER, pid_start TEXT);
+  CREATE INDEX live_job ON live (job_name, id);`);
+
+const iso = () => new Date().toISOString();
+const today = {
+  create: db.prepare(`INSERT INTO job_runs (job_name, status, attempt, "trigger", triggered_by, cycle_id, tags, created_at)
+    VALUES (?, 'PENDING', 1, 'manual', 'bench', ?, '[]', ?) RETURNING *`),
+  start: db.prepare("UPDATE job_runs SET status = 'RUNNING', started_at = ?, pid = ?, pid_start = ? WHERE id = ? AND status = 'PENDING' RETURNING *"),
+  end: db.prepare("UPDATE job_runs SET status = 'SUCCESS', finished_at = ?, exit_code = 0, duration_ms = 1, pid = NULL WHERE id = ? AND status = 'RUNNING' RETURNING *"),
+};
+const apart = {
+  nextId: db.prepare("UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'job_runs' RETURNING seq").pluck(),
+  create: db.prepare(`INSERT INTO live (id, job_name, status, attempt, "trigger", triggered_by, cycle_id, tags, created_at)
+    VALUES (?, ?, 'PENDING', 1, 'manual', 'bench', ?, '[]', ?) RETURNING *`),
+  start: db.prepare("UPDATE live SET status = 'RUNNING', started_at = ?, pid = ?, pid_start = ? WHERE id = ? AND status = 'PENDING' RETURNING *"),
+  end: db.prepare(`INSERT INTO job_runs (id, job_name, status, attempt, "trigger", triggered_by, cycle_id, tags, created_at, started_at, finished_at, exit_code, duration_ms)
+    SELECT id, job_name, 'SUCCESS', attempt, "trigger", triggered_by, cycle_id, tags, created_at, started_at, ?, 0, 1 FROM live WHERE id = ? RETURNING *`),
+  drop: db.prepare("DELETE FROM live WHERE id = ?"),
+};
+
+/** `n` runs through today's writes, `per` a commit per phase. */
+function runToday(n: number, per = N): void {
+  for (let done = 0; done < n; done += per) {
+    const ids = store.tx(() => Array.from({ length: per }, () => (today.create.get("t", randomUUID(), iso()) as { id: number }).id));
+    store.tx(() => ids.forEach((id) => today.start.get(iso(), 1234, "x", id)));
+    store.tx(() => ids.forEach((id) => today.end.get(iso(), id)));
+  }
+}
+
+/** `n` runs kept apart while in flight, N a commit per phase. */
+function runApart(n: number): void {
+  for (let done = 0; done < n; done += N) {
+    const ids = store.tx(() =>
+      Array.from({ length: N }, () => {
+        const id = apart.nextId.get() as number;
+        apart.create.get(id, "t", randomUUID(), iso());
+        return id;
+      }),
+    );
+    store.tx(() => ids.forEach((id) => apart.start.get(iso(), 1234, "x", id)));
+    store.tx(() =>
+      ids.forEach((id) => {
+        apart.end.get(iso(), id);
+        apart.drop.run(id);
+      }),
+    );
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+try {
+  // The history first, written as svcd writes it (8 runs of a phase a commit): its tables and
+  // indexes at that size, their pages as many small commits leave them.
+  runToday(HISTORY, 8);
+  const us = { today: [] as number[], apart: [] as number[] };
+  const block = (kind: "today" | "apart") => {
+    const t0 = performance.now();
+    (kind === "today" ? runToday : runApart)(RUNS_A_BLOCK);
+    us[kind].push(((performance.now() - t0) * 1_000) / RUNS_A_BLOCK);
+  };
+  block("today");
+  block("apart");
+  us.today.length = us.apart.length = 0;
+  for (let r = 0; r < ROUNDS; r++) for (const kind of r % 2 ? (["apart", "today"] as const) : (["today", "apart"] as const)) block(kind);
+  const line = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(" ");
+  console.log(`job_runs' writes a run, ${N} runs of a phase a commit, ${HISTORY} runs in history (µs a run, median of ${ROUNDS}):`);
+  console.log(`  today  ${median(us.today).toFixed(1)}  (${line(us.today)})`);
+  console.log(`  apart  ${median(us.apart).toFixed(1)}  (${line(us.apart)})`);
+} finally {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+}
