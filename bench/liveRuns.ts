@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type Database from "better-sqlite3";
 import { openStore } from "../src/store/index.js";
+import { median } from "./helpers/stats.js";
 
 const { values } = parseArgs({
   options: { "per-commit": { type: "string", default: "4" }, history: { type: "string", default: "200000" }, rounds: { type: "string", default: "10" } },
@@ -56,44 +57,50 @@ const apart = {
   drop: db.prepare("DELETE FROM live WHERE id = ?"),
 };
 
-/** `n` runs through today's writes, `per` a commit per phase. */
-function runToday(n: number, per = N): void {
+/** One design's writes of a run, phase by phase. */
+interface Design {
+  create(): number;
+  start(id: number): void;
+  end(id: number): void;
+}
+
+const designs: Record<"today" | "apart", Design> = {
+  today: {
+    create: () => (today.create.get("t", randomUUID(), iso()) as { id: number }).id,
+    start: (id) => today.start.get(iso(), 1234, "x", id),
+    end: (id) => today.end.get(iso(), id),
+  },
+  apart: {
+    create: () => {
+      const id = apart.nextId.get() as number;
+      apart.create.get(id, "t", randomUUID(), iso());
+      return id;
+    },
+    start: (id) => apart.start.get(iso(), 1234, "x", id),
+    end: (id) => {
+      apart.end.get(iso(), id);
+      apart.drop.run(id);
+    },
+  },
+};
+
+/** `n` runs through `d`'s writes, `per` runs of a phase a commit. */
+function runs(d: Design, n: number, per = N): void {
   for (let done = 0; done < n; done += per) {
-    const ids = store.tx(() => Array.from({ length: per }, () => (today.create.get("t", randomUUID(), iso()) as { id: number }).id));
-    store.tx(() => ids.forEach((id) => today.start.get(iso(), 1234, "x", id)));
-    store.tx(() => ids.forEach((id) => today.end.get(iso(), id)));
+    const ids = store.tx(() => Array.from({ length: per }, () => d.create()));
+    store.tx(() => ids.forEach((id) => d.start(id)));
+    store.tx(() => ids.forEach((id) => d.end(id)));
   }
 }
 
-/** `n` runs kept apart while in flight, N a commit per phase. */
-function runApart(n: number): void {
-  for (let done = 0; done < n; done += N) {
-    const ids = store.tx(() =>
-      Array.from({ length: N }, () => {
-        const id = apart.nextId.get() as number;
-        apart.create.get(id, "t", randomUUID(), iso());
-        return id;
-      }),
-    );
-    store.tx(() => ids.forEach((id) => apart.start.get(iso(), 1234, "x", id)));
-    store.tx(() =>
-      ids.forEach((id) => {
-        apart.end.get(iso(), id);
-        apart.drop.run(id);
-      }),
-    );
-  }
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 try {
   // The history first, written as svcd writes it (8 runs of a phase a commit): its tables and
   // indexes at that size, their pages as many small commits leave them.
-  runToday(HISTORY, 8);
+  runs(designs.today, HISTORY, 8);
   const us = { today: [] as number[], apart: [] as number[] };
   const block = (kind: "today" | "apart") => {
     const t0 = performance.now();
-    (kind === "today" ? runToday : runApart)(RUNS_A_BLOCK);
+    runs(designs[kind], RUNS_A_BLOCK);
     us[kind].push(((performance.now() - t0) * 1_000) / RUNS_A_BLOCK);
   };
   block("today");
