@@ -21,7 +21,9 @@
  *   (`storage.retention.interval`); every job that runs reaches its cap
  *   within ~10 minutes: the every-minute ones, which would take 100 minutes,
  *   start with 100 runs each (manual runs through the API before the clock
- *   starts), as in a daemon with days of history;
+ *   starts), as in a daemon with days of history; the database reaches its
+ *   steady state only once their scheduled runs have replaced those (~102
+ *   minutes), and its file is judged from then (MIN_STEADY_S);
  * - 930 idle jobs (the scale section's mix), for 1,000 in all.
  *
  * Every 10 s (at :x2.5 of the wall clock, between the schedules' bursts):
