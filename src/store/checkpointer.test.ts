@@ -85,6 +85,34 @@ describe("WAL checkpoints on a worker thread", { timeout: 40_000 }, () => {
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
   });
 
+  it("gives the disk back once a reader that held the WAL open is gone: the WAL file shrinks to its limit when it starts over", async () => {
+    const { db, file } = walDb();
+    const ck = track(new Checkpointer(db, file, { pages: 200, logger: memoryLogger() }));
+    ck.start();
+    const limit = db.pragma("journal_size_limit", { simple: true }) as number;
+    // 200 pages of 4 KiB (+24 bytes of frame header each), within the WAL's usual length of RESTART_FACTOR times them.
+    expect(limit).toBeGreaterThanOrEqual(4 * 200 * 4_120);
+    expect(limit).toBeLessThan(3_000 * 4_096);
+    // Another process's reader (here: another connection) keeps its snapshot while 3,000 pages are written:
+    // no checkpoint may copy past it, so the WAL cannot start over and grows.
+    const reader = new Database(file, { readonly: true });
+    closers.push(() => reader.close());
+    reader.exec("BEGIN");
+    reader.prepare("SELECT count(*) FROM t").pluck().get();
+    insert(db, 3_000);
+    const grown = fs.statSync(`${file}-wal`).size;
+    expect(grown).toBeGreaterThan(3_000 * 4_096);
+    reader.exec("COMMIT");
+    // Commits go on: the thread copies the WAL, svcd's connection copies the rest, the WAL starts over and
+    // the first commit after that truncates the file to the limit.
+    await until("the WAL file back within its limit", () => {
+      insert(db, 2);
+      return fs.statSync(`${file}-wal`).size <= limit;
+    });
+    expect(ck.stats().restarts).toBeGreaterThan(0);
+    expect(db.prepare("SELECT count(*) FROM t").pluck().get()).toBeGreaterThan(3_000);
+  });
+
   it("finds the WAL index beside the real file when the database path is a symbolic link", async () => {
     const { db } = walDb();
     const link = tmp.file("link.db");

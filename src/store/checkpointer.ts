@@ -35,6 +35,11 @@ import { toError } from "../shared/toError.js";
  *   between two of its transactions, and its next write starts the WAL over.
  *   That keeps the WAL within about 4 times the limit (16 MB by default),
  *   with a quarter of the syncs on the event loop.
+ * - A reader that keeps its snapshot (another process's, a backup's) holds
+ *   the WAL from starting over, and it grows; SQLite would keep the file at
+ *   that length for good. `journal_size_limit` (set by start()) has the first
+ *   commit after the WAL starts over truncate the file to one page limit more
+ *   than the length above: in steady work there is nothing to truncate.
  * - The worker starts at the first checkpoint and stops after a minute
  *   without one, so an idle daemon does not carry its ~10 MB.
  *
@@ -74,6 +79,8 @@ const FAST_POLL_MS = 25;
 const UNREADABLE_POLLS = 3;
 /** The WAL, in page limits, at which svcd's connection copies what the thread left so the WAL starts over. */
 const RESTART_FACTOR = 4;
+/** Bytes before each page in the WAL (https://www.sqlite.org/walformat.html). */
+const WAL_FRAME_HEADER = 24;
 const SLOW_POLL_MS = 200;
 /** How long close() waits for the thread to close its connection (a checkpoint under way finishes first). */
 const CLOSE_WAIT_MS = 10_000;
@@ -119,6 +126,9 @@ export class Checkpointer {
   start(): void {
     if (this.pages === 0 || this.stopped) return;
     this.db.pragma("wal_autocheckpoint = 0");
+    // The WAL file shrinks back after a reader held it from starting over (see the header).
+    const pageSize = this.db.pragma("page_size", { simple: true }) as number;
+    this.db.pragma(`journal_size_limit = ${(RESTART_FACTOR + 1) * this.pages * (pageSize + WAL_FRAME_HEADER)}`);
     this.schedule();
   }
 
