@@ -293,11 +293,19 @@ export class Dispatcher {
   private afterStarts(started: readonly Started[], running: readonly RunRecord[]): void {
     const { ctx } = this;
     started.forEach(({ run }, i) => ctx.bus.emit("run:status", { run: running[i]!, from: run.status }));
-    started.forEach(({ job, attempt, attemptNo, at }, i) => {
+    started.forEach(({ job, attempt }, i) => {
       const run = running[i]!;
       void attempt.done.then((result) => this.recorder.ended({ run, job, result, finishedAt: ctx.clock.now() }));
-      attempt.recorded(`--- attempt ${attemptNo} ---`, at);
     });
+    // Every end is watched first: a marker the log writer refuses (its buffer full while the database
+    // keeps failing) drops that run's lines, as any line it refuses, and strands no other start.
+    for (const { run, attempt, attemptNo, at } of started) {
+      try {
+        attempt.recorded(`--- attempt ${attemptNo} ---`, at);
+      } catch (err) {
+        ctx.log.error({ err, run: run.id }, "could not log the start of a run: its lines so far are dropped");
+      }
+    }
   }
 
   /**
@@ -378,6 +386,8 @@ export class Dispatcher {
             return made;
           } catch (e) {
             this.abandon(started);
+            // SQLite rolled the turn's whole transaction back (disk full): every run of it fails.
+            if (!ctx.store.inTransaction) throw e;
             return { error: e };
           }
         });

@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { memoryLogger } from "../shared/logger.js";
 import { tempStore } from "../../test/helpers/tempStore.js";
@@ -87,6 +88,38 @@ describe("TurnWrites: the engine's writes of one loop turn in one commit", () =>
     expect(heard).toEqual(["failed a: database or disk is full", "failed b: database or disk is full"]);
     expect(store.jobState.get("a")).toBeNull();
     expect(store.jobState.get("b")).toBeNull();
+  });
+
+  it("a part whose write SQLite answers by rolling the whole transaction back (disk full) fails the turn: no later part is written on its own", async () => {
+    const db = (store as unknown as { db: Database.Database }).db;
+    db.exec("CREATE TABLE IF NOT EXISTS filler (b BLOB)");
+    const pages = db.pragma("page_count", { simple: true }) as number;
+    // Room for a few small writes; not for 1 MB.
+    db.pragma(`max_page_count = ${pages + 20}`);
+    try {
+      const writes = new TurnWrites(store, memoryLogger());
+      const heard: string[] = [];
+      writes.add(() => part("full-a", heard));
+      writes.add(() => ({
+        ...part("full-b", heard),
+        write: () => {
+          store.jobState.upsert("full-b", { lock_pid: 1 });
+          db.prepare("INSERT INTO filler (b) VALUES (zeroblob(1000000))").run();
+          return "full-b";
+        },
+      }));
+      writes.add(() => part("full-c", heard));
+      await turn();
+      expect(heard).toEqual([
+        "failed full-a: database or disk is full",
+        "failed full-b: database or disk is full",
+        "failed full-c: database or disk is full",
+      ]);
+      for (const j of ["full-a", "full-b", "full-c"]) expect(store.jobState.get(j)).toBeNull();
+      expect(store.inTransaction).toBe(false);
+    } finally {
+      db.pragma("max_page_count = 4294967294");
+    }
   });
 
   it("a part added while a turn's parts hear their outcome goes to the next turn's transaction", async () => {

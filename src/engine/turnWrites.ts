@@ -17,7 +17,8 @@ export interface TurnPart<T> {
  * phase: the manual runs asked for (Dispatcher.createSoon), the starts whose
  * spawn settled (Dispatcher.recordStarts) and the attempts that ended
  * (Recorder.ended). Each part is written in a savepoint of its own, so a part
- * whose write fails is rolled back alone and handled by its own failure path;
+ * whose write fails is rolled back alone and handled by its own failure path
+ * (unless SQLite rolled the whole transaction back: then every part fails);
  * one commit (one WAL append of the pages they share) serves them all. Parts
  * hear of the outcome in the order they were added, after the commit.
  */
@@ -50,6 +51,9 @@ export class TurnWrites {
           try {
             outcomes.push({ value: this.store.tx(() => part.write()) });
           } catch (e) {
+            // SQLite rolled the whole transaction back (disk full, I/O error): the parts before are gone
+            // too, and the next would be written in a transaction of its own. The turn fails as a whole.
+            if (!this.store.inTransaction) throw e;
             outcomes.push({ error: toError(e) });
           }
         }

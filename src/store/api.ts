@@ -48,6 +48,12 @@ export interface Store {
   readonly nonRuns: NonRunsStore;
   /** Runs fn in one IMMEDIATE transaction (nested calls join the outer one). */
   tx<T>(fn: () => T): T;
+  /**
+   * Whether a transaction is open. After an error in a nested tx it may not be: SQLite rolls the
+   * whole transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM), and
+   * a caller that goes on would write outside it.
+   */
+  readonly inTransaction: boolean;
   /** Retention (SPEC rule 12). Returns the counts deleted. */
   vacuum(opts: RetentionOptions, nowMs: number): RetentionResult;
   /**

@@ -93,8 +93,8 @@ export class LogWriter {
 
   /**
    * A run was just inserted: it has no lines yet, so its first append starts at seq 1 without
-   * reading the table. Rolled back, its id may be inserted again (AUTOINCREMENT reuses it then),
-   * and that insert says so again, with its own job.
+   * reading the table. Rolled back, its id is not given to another run (runs.create); an id that
+   * came again would be said again here, with its own job.
    */
   created(runId: number, job: string): void {
     this.runs.set(runId, { seq: 0, job });

@@ -26,6 +26,27 @@ describe("runs: create, transition, update", () => {
     expect(store.runs.get(999_999)).toBeNull();
   });
 
+  it("never hands out an id again: a run created in a transaction that rolled back keeps its id to itself", () => {
+    const before = store.runs.create(newRun({ job_name: "reuse-1" }));
+    let lost = 0;
+    expect(() =>
+      store.tx(() => {
+        lost = store.runs.create(newRun({ job_name: "reuse-1", tags: ["t"] })).id;
+        throw new Error("disk full");
+      }),
+    ).toThrow("disk full");
+    expect(lost).toBe(before.id + 1);
+    expect(store.runs.get(lost)).toBeNull();
+    // SQLite's counter was rolled back with the row and would give `lost` again.
+    const next = store.runs.create(newRun({ job_name: "reuse-1", tags: ["u"] }));
+    expect(next.id).toBe(lost + 1);
+    expect(store.runs.get(next.id)).toEqual(next);
+    expect(store.runs.page({ job: "reuse-1" }, { page: 1, page_size: 25, sort: "id", order: "desc" }).rows.map((r) => r.id)).toEqual([next.id, before.id]);
+    expect(store.runs.page({ tag: "t" }, { page: 1, page_size: 25, sort: "id", order: "desc" }).total).toBe(0);
+    // And the counter goes on from there, with no renumbering needed.
+    expect(store.runs.create(newRun({ job_name: "reuse-1" })).id).toBe(lost + 2);
+  });
+
   it("stores params and shows secret ones as ***; paramValues gives them as stored", () => {
     const run = store.runs.create(
       newRun({ job_name: "params-1", params: { day: "2026-11-01", n: 3, dry: false, pin: "1234" }, secretParams: ["pin", "absent"], scheduled_at: "2026-11-01T00:00:00.000Z" }),

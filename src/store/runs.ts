@@ -115,10 +115,12 @@ export function paramColumns(params: Record<string, ParamValue> | null | undefin
 
 export class SqliteRuns implements RunsStore {
   private readonly st: Record<
-    "insert" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag" | "paramValues",
+    "insert" | "renumber" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag" | "paramValues",
     Stmt
   >;
   private readonly cache: StatementCache;
+  /** The highest run id create() handed out (see there). */
+  private issued = 0;
 
   constructor(
     private readonly db: Db,
@@ -134,6 +136,7 @@ export class SqliteRuns implements RunsStore {
         VALUES (@job_name, @status, @attempt, @trigger, @triggered_by, @reason, @cycle_id, @tags, @scheduled_for, @created_at, @finished_at, @error,
          @params, @secret_params, @scheduled_at, @backfill_id)
         RETURNING *`),
+      renumber: db.prepare("UPDATE job_runs SET id = ? WHERE id = ? RETURNING *"),
       insertTag: db.prepare("INSERT OR IGNORE INTO run_tags (tag, run_id) VALUES (?, ?)"),
       get: db.prepare("SELECT * FROM job_runs WHERE id = ?"),
       getMany: db.prepare("SELECT * FROM job_runs WHERE id IN (SELECT value FROM json_each(?))"),
@@ -178,7 +181,12 @@ export class SqliteRuns implements RunsStore {
       backfill_id: run.backfill_id ?? null,
     };
     const insert = (): RunRecord => {
-      const created = toRun(this.st.insert.get(row) as RunRow);
+      let created = toRun(this.st.insert.get(row) as RunRow);
+      // A rolled-back transaction gives its runs' ids back to SQLite (AUTOINCREMENT's counter is rolled
+      // back too), while the engine may still hold such a run's process, lines or queue entry under its
+      // id until that process is gone: a run never takes an id this store handed out before.
+      if (created.id <= this.issued) created = toRun(this.st.renumber.get(this.issued + 1, created.id) as RunRow);
+      this.issued = created.id;
       for (const tag of run.tags) this.st.insertTag.run(tag, created.id);
       this.onCreated(created.id, created.job_name);
       return created;

@@ -131,6 +131,10 @@ export class SqliteStore implements Store {
     return this.runInTx.immediate(fn) as T;
   }
 
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
   vacuum(opts: RetentionOptions, nowMs: number): RetentionResult {
     this.writer.flush();
     return this.retention.vacuum(opts, nowMs);

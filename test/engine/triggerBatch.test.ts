@@ -4,6 +4,7 @@
  * once that transaction is committed (an answer acknowledges a stored run). A run whose write fails
  * rejects alone; a failed commit rejects them all and leaves no run.
  */
+import type Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { engineKits, type Kit } from "../helpers/engineKit.js";
 
@@ -106,5 +107,75 @@ describe("engine.trigger: the triggers of one loop turn in one commit", () => {
     refuse = false;
     const next = await kit.engine.trigger("quick", { triggeredBy: "api" });
     expect((await kit.waitRun(next.id, ["SUCCESS", "FAILED"])).status).toBe("SUCCESS");
+  });
+
+  it("a trigger whose write SQLite answers by rolling the turn's transaction back (disk full) fails every trigger of the turn; none is stored alone", async () => {
+    const kit = await startKit(YAML);
+    const db = (kit.store as unknown as { db: Database.Database }).db;
+    db.exec("CREATE TABLE filler (b BLOB)");
+    db.pragma(`max_page_count = ${(db.pragma("page_count", { simple: true }) as number) + 30}`);
+    const create = kit.store.runs.create.bind(kit.store.runs);
+    kit.store.runs.create = (run) => {
+      const made = create(run);
+      if (run.job_name === "other") db.prepare("INSERT INTO filler (b) VALUES (zeroblob(1000000))").run();
+      return made;
+    };
+    const asked = [
+      kit.engine.trigger("quick", { triggeredBy: "api" }),
+      kit.engine.trigger("other", { triggeredBy: "api" }),
+      kit.engine.trigger("quick", { triggeredBy: "api" }),
+    ];
+    for (const p of asked) await expect(p).rejects.toThrow(/database or disk is full/);
+    expect(kit.runsOf("quick")).toEqual([]);
+    expect(kit.runsOf("other")).toEqual([]);
+    await kit.waitFor("the killed processes gone", () => kit.engine.counts().running === 0, 5_000);
+    db.pragma("max_page_count = 4294967294");
+    const next = await kit.engine.trigger("quick", { triggeredBy: "api" });
+    expect((await kit.waitRun(next.id, ["SUCCESS", "FAILED"])).status).toBe("SUCCESS");
+  });
+
+  it("a start whose marker line the log writer refuses (its buffer full) strands no other start of its batch", async () => {
+    const kit = await startKit(`jobs:\n  nap:\n    command: "sleep 0.3"\n    concurrency: allow\n`, { daemon: "executor:\n  pool_size: 4\n" });
+    const append = kit.store.logs.append.bind(kit.store.logs);
+    let refused = 0;
+    kit.store.logs.append = (runId, stream, line, ts) => {
+      if (line === "--- attempt 1 ---" && refused++ === 0) throw new Error("log buffer full (100 lines): writing to the database keeps failing");
+      return append(runId, stream, line, ts);
+    };
+    const runs = await Promise.all([1, 2, 3, 4].map(() => kit.engine.trigger("nap", { triggeredBy: "api" })));
+    for (const r of runs) expect((await kit.waitRun(r.id, ["SUCCESS", "FAILED"])).status).toBe("SUCCESS");
+    await kit.waitFor("every pool slot free", () => kit.engine.counts().running === 0, 5_000);
+    expect(refused).toBeGreaterThan(1);
+    expect(kit.log.entries.filter((e) => e.level === "error").map((e) => e.msg)).toEqual(["could not log the start of a run: its lines so far are dropped"]);
+  });
+
+  it("a run triggered while the failed commit's killed process is still going gets an id of its own, and keeps its pool slot", async () => {
+    const kit = await startKit(`jobs:\n  slow:\n    command: "sleep 2"\n    concurrency: allow\n`, { daemon: "executor:\n  pool_size: 2\n" });
+    const tx = kit.store.tx.bind(kit.store);
+    let refuse = true;
+    let depth = 0;
+    kit.store.tx = <T>(fn: () => T): T =>
+      tx(() => {
+        depth++;
+        try {
+          const out = fn();
+          if (refuse && depth === 1) throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+          return out;
+        } finally {
+          depth--;
+        }
+      });
+    await expect(kit.engine.trigger("slow", { triggeredBy: "api" })).rejects.toThrow(/database or disk is full/);
+    refuse = false;
+    // At once, before the killed process is gone: SQLite would give the rolled-back run's id again.
+    const next = await kit.engine.trigger("slow", { triggeredBy: "api" });
+    await kit.waitFor("the new run RUNNING", () => kit.store.runs.get(next.id)?.status === "RUNNING", 5_000);
+    await kit.waitFor("the killed process gone", () => kit.engine.counts().running === 1, 5_000);
+    await new Promise((r) => setTimeout(r, 200));
+    // The killed process's end took nothing of the new run's: it still holds its slot and can be cancelled.
+    expect(kit.engine.counts().running).toBe(1);
+    expect(kit.runsOf("slow").map((r) => r.id)).toEqual([next.id]);
+    kit.engine.cancel("slow");
+    expect((await kit.waitRun(next.id, ["SUCCESS", "FAILED"])).status).toBe("FAILED");
   });
 });
