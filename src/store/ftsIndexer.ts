@@ -68,6 +68,9 @@ export class FtsIndexer {
       changes: db.prepare("SELECT total_changes()").pluck(),
     };
     this.lastLogId = this.maxId();
+    // Ids above the highest line are of deleted lines, whose entries went with them (forget): a watermark
+    // there (its lowering lost, from an earlier version) would leave the lines that reuse those ids unindexed.
+    this.watermark = Math.min(this.watermark, this.lastLogId);
     this.slice = db.transaction(() => this.indexSlice());
     this.schedule(opts.intervalMs); // index what is behind, or finish merging
   }
@@ -95,18 +98,22 @@ export class FtsIndexer {
   }
 
   /**
-   * After run_logs rows were deleted (committed). run_logs ids are not
-   * AUTOINCREMENT, so when the newest lines are gone the next ids reuse
-   * numbers at or below the watermark; lowering the watermark to the highest
-   * remaining id keeps the invariant and gets those new lines indexed.
+   * In the transaction that deleted run_logs rows, after the deletes. run_logs
+   * ids are not AUTOINCREMENT, so when the newest lines are gone the next ids
+   * reuse numbers at or below the watermark; lowering the stored watermark to
+   * the highest remaining id, in the same commit, keeps the invariant and
+   * gets those new lines indexed. Returns that id, for afterDelete.
    */
-  afterDelete(): void {
+  lowerWithin(): number {
     const max = this.maxId();
+    if (max < this.watermark) this.st.mark.run(String(max));
+    return max;
+  }
+
+  /** Once that transaction is committed: the same in memory. */
+  afterDelete(max: number): void {
     if (max < this.lastLogId) this.lastLogId = max;
-    if (max < this.watermark) {
-      this.st.mark.run(String(max));
-      this.watermark = max;
-    }
+    if (max < this.watermark) this.watermark = max;
   }
 
   stop(): void {

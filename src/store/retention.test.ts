@@ -210,6 +210,34 @@ describe("retention", () => {
     expect(store.logs.search({ q: "reborn" }, 10, 0).total).toBe(1);
     expect(ftsRows()).toBe(1);
   });
+
+  it("lowers the stored watermark in the commit that deletes the newest lines, and heals one left above them", async () => {
+    fresh();
+    aged("a", "SUCCESS", 90, 50);
+    store.logs.flush();
+    await waitFor(() => store.logs.ftsLag() === 0, 2_000);
+    store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
+    const stored = () => {
+      const db = new Database(tmp.file(), { readonly: true });
+      try {
+        return Number(db.prepare("SELECT value FROM store_meta WHERE key = 'fts_indexed_id'").pluck().get());
+      } finally {
+        db.close();
+      }
+    };
+    expect(stored()).toBe(0); // no line left
+    // A watermark left above every line (its lowering lost after the delete committed, as before this fix):
+    store.close();
+    const raw = new Database(tmp.file());
+    raw.prepare("UPDATE store_meta SET value = '50' WHERE key = 'fts_indexed_id'").run();
+    raw.close();
+    store = open(tmp.file());
+    const run = runTo(store, "RUNNING", { created_at: ago(0) }).id;
+    store.logs.append(run, "stdout", "healed line", ago(0));
+    store.logs.flush();
+    await waitFor(() => store.logs.search({ q: "healed" }, 10, 0).total === 1, 2_000);
+    expect(ftsRows()).toBe(1);
+  });
 });
 
 describe("retention and the engine's run lifecycle", () => {

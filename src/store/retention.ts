@@ -46,7 +46,7 @@ export class Retention {
     | "deleteNonRuns",
     Stmt
   >;
-  private readonly deleteLogBatch: (runIds: string) => number;
+  private readonly deleteLogBatch: (runIds: string) => { deleted: number; maxId: number };
   private readonly deleteRunBatch: (runIds: string) => { runs: number; outputs: number };
 
   constructor(
@@ -95,7 +95,7 @@ export class Retention {
     };
     // At most LOG_BATCH lines per transaction: whole spans, and the front
     // of a span that is bigger than what is left of the budget.
-    this.deleteLogBatch = db.transaction((runIds: string): number => {
+    this.deleteLogBatch = db.transaction((runIds: string): { deleted: number; maxId: number } => {
       let budget = LOG_BATCH;
       for (const sp of this.st.spans.all(runIds) as SpanRow[]) {
         if (budget === 0) break;
@@ -109,8 +109,9 @@ export class Retention {
         budget -= k;
       }
       const deleted = LOG_BATCH - budget;
-      if (deleted > 0) this.st.count.run(deleted);
-      return deleted;
+      if (deleted === 0) return { deleted, maxId: -1 };
+      this.st.count.run(deleted);
+      return { deleted, maxId: this.indexer.lowerWithin() };
     });
     this.deleteRunBatch = db.transaction((runIds: string) => {
       this.st.deleteCounts.run(runIds);
@@ -185,8 +186,8 @@ export class Retention {
   private *deleteRuns(ids: number[], result: RetentionResult, counter: "runsByAge" | "runsByCap"): Generator<void> {
     const json = JSON.stringify(ids);
     for (;;) {
-      const n = this.deleteLogBatch(json);
-      if (n > 0) this.indexer.afterDelete();
+      const { deleted: n, maxId } = this.deleteLogBatch(json);
+      if (n > 0) this.indexer.afterDelete(maxId);
       result.logLines += n;
       yield;
       if (n < LOG_BATCH) break;
