@@ -134,6 +134,13 @@ static void on_closed(uv_handle_t* handle) {
 /* Set by failNextWatch(): the next watch polls a broken fd instead of the pidfd. */
 static int fail_next_watch = 0;
 
+/* Waits for a killed child's end (a signal handler may interrupt the wait). */
+static void reap(pid_t pid) {
+  pid_t r;
+  do r = waitpid(pid, NULL, 0);
+  while (r == -1 && errno == EINTR);
+}
+
 static void on_readable(uv_poll_t* poll, int status, int events) {
   child_watch* w = (child_watch*)poll;
   int wstatus = 0;
@@ -301,8 +308,9 @@ static void do_spawn(spawn_request* r) {
     }
     if (r->pidfd < 0) {
       err = errno;
-      kill(r->pid, SIGKILL);
-      waitpid(r->pid, NULL, 0);
+      /* The job has exec'd in its own session and may have started others: its whole group goes. */
+      kill(-r->pid, SIGKILL);
+      reap(r->pid);
     }
   }
 
@@ -329,8 +337,8 @@ static napi_value finish_spawn(napi_env env, spawn_request* r, napi_value on_exi
   child_watch* w = calloc(1, sizeof(child_watch));
   uv_loop_t* loop = NULL;
   if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &w->poll, r->pidfd) != 0) {
-    kill(r->pid, SIGKILL);
-    waitpid(r->pid, NULL, 0);
+    kill(-r->pid, SIGKILL);
+    reap(r->pid);
     close(r->pidfd);
     free(w);
     close(r->out[0]);
