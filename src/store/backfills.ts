@@ -1,6 +1,6 @@
 import type { BackfillsStore } from "./api.js";
 import { ConflictError, NotFoundError, sqliteCode } from "./errors.js";
-import { paramColumns, toRun, type RunRow } from "./runs.js";
+import { paramColumns, toRun, type RunRow, type SqliteRuns } from "./runs.js";
 import type { Db, Stmt } from "./sql.js";
 import { checkSlice } from "./sql.js";
 import {
@@ -41,7 +41,11 @@ interface BackfillRow {
 export class SqliteBackfills implements BackfillsStore {
   private readonly st: Record<"insert" | "get" | "counts" | "cancel" | "list" | "listJob" | "total" | "totalJob" | "open" | "slotRuns" | "existing" | "waiting" | "insertRuns" | "insertTags" | "runIds" | "run", Stmt>;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** The run ids handed out (SqliteRuns): a backfill's runs never take one again. */
+    private readonly ids: Pick<SqliteRuns, "keepIdsFresh" | "noteIssued">,
+  ) {
     this.st = {
       insert: db.prepare(`INSERT INTO backfills
         (job_name, from_at, to_at, reason, params, secret_params, rerun, ignore_exclude, parallel, total, created_by, created_at)
@@ -94,6 +98,7 @@ export class SqliteBackfills implements BackfillsStore {
         slots: JSON.stringify(runs.map((r) => [r.scheduled_at, r.cycle_id, r.scheduled_for])),
       };
       try {
+        this.ids.keepIdsFresh();
         this.st.insertRuns.run(fields);
       } catch (e) {
         if (sqliteCode(e) === "SQLITE_CONSTRAINT_UNIQUE" && /job_runs\.scheduled_for/.test(String(e))) {
@@ -102,7 +107,9 @@ export class SqliteBackfills implements BackfillsStore {
         throw e;
       }
       if (tags.length > 0) this.st.insertTags.run({ tags: fields.tags, backfill_id: backfill.id });
-      return { backfill, runs: this.createdRuns(backfill.id, b.job_name) };
+      const created = this.createdRuns(backfill.id, b.job_name);
+      if (created.length > 0) this.ids.noteIssued(created[created.length - 1]!.id);
+      return { backfill, runs: created };
     }).immediate();
   }
 

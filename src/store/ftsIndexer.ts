@@ -70,7 +70,10 @@ export class FtsIndexer {
     this.lastLogId = this.maxId();
     // Ids above the highest line are of deleted lines, whose entries went with them (forget): a watermark
     // there (its lowering lost, from an earlier version) would leave the lines that reuse those ids unindexed.
-    this.watermark = Math.min(this.watermark, this.lastLogId);
+    if (this.watermark > this.lastLogId) {
+      this.watermark = this.lastLogId;
+      this.st.mark.run(String(this.watermark));
+    }
     this.slice = db.transaction(() => this.indexSlice());
     this.schedule(opts.intervalMs); // index what is behind, or finish merging
   }

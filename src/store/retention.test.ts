@@ -232,6 +232,7 @@ describe("retention", () => {
     raw.prepare("UPDATE store_meta SET value = '50' WHERE key = 'fts_indexed_id'").run();
     raw.close();
     store = open(tmp.file());
+    expect(stored()).toBe(0); // corrected at open, before any line is indexed
     const run = runTo(store, "RUNNING", { created_at: ago(0) }).id;
     store.logs.append(run, "stdout", "healed line", ago(0));
     store.logs.flush();

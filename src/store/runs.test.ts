@@ -47,6 +47,49 @@ describe("runs: create, transition, update", () => {
     expect(store.runs.create(newRun({ job_name: "reuse-1" })).id).toBe(lost + 2);
   });
 
+  it("moves AUTOINCREMENT's counter past a renumbered id: the newest run deleted, a reopened store does not give its id again", () => {
+    const t = tempDir();
+    try {
+      let s = open(t.file());
+      s.runs.create(newRun({ job_name: "seq" }));
+      expect(() =>
+        s.tx(() => {
+          s.runs.create(newRun({ job_name: "seq" }));
+          throw new Error("rolled back");
+        }),
+      ).toThrow("rolled back");
+      const renumbered = s.runs.create(newRun({ job_name: "seq", status: "SKIPPED" }));
+      expect(renumbered.id).toBe(3);
+      // Retention may delete the newest run; the counter alone remembers its id.
+      expect(s.vacuum({ maxAgeMs: 0, maxRunsPerJob: null }, Date.parse(renumbered.created_at) + 1).runsByAge).toBe(1);
+      s.close();
+      s = open(t.file());
+      expect(s.runs.create(newRun({ job_name: "seq" })).id).toBe(4);
+      s.close();
+    } finally {
+      t.remove();
+    }
+  });
+
+  it("a backfill's runs never take an id handed out before either", () => {
+    const first = store.runs.create(newRun({ job_name: "reuse-bf" }));
+    expect(() =>
+      store.tx(() => {
+        store.runs.create(newRun({ job_name: "reuse-bf" }));
+        throw new Error("rolled back");
+      }),
+    ).toThrow("rolled back");
+    const { runs } = store.backfills.create(
+      { job_name: "reuse-bf", from: first.created_at, to: first.created_at, reason: null, params: {}, secretParams: [], rerun: false, ignore_exclude: false, parallel: 1, total: 2, created_by: "t", created_at: first.created_at },
+      [
+        { scheduled_at: "2026-11-01T00:00:00.000Z", cycle_id: "bf-1", scheduled_for: null },
+        { scheduled_at: "2026-11-02T00:00:00.000Z", cycle_id: "bf-2", scheduled_for: null },
+      ],
+    );
+    expect(runs.map((r) => r.id)).toEqual([first.id + 2, first.id + 3]);
+    expect(store.runs.create(newRun({ job_name: "reuse-bf" })).id).toBe(first.id + 4);
+  });
+
   it("stores params and shows secret ones as ***; paramValues gives them as stored", () => {
     const run = store.runs.create(
       newRun({ job_name: "params-1", params: { day: "2026-11-01", n: 3, dry: false, pin: "1234" }, secretParams: ["pin", "absent"], scheduled_at: "2026-11-01T00:00:00.000Z" }),

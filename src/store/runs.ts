@@ -115,11 +115,11 @@ export function paramColumns(params: Record<string, ParamValue> | null | undefin
 
 export class SqliteRuns implements RunsStore {
   private readonly st: Record<
-    "insert" | "renumber" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag" | "paramValues",
+    "insert" | "renumber" | "raiseSequence" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag" | "paramValues",
     Stmt
   >;
   private readonly cache: StatementCache;
-  /** The highest run id create() handed out (see there). */
+  /** The highest run id handed out (see create): backfills.create's runs too (noteIssued). */
   private issued = 0;
 
   constructor(
@@ -137,6 +137,7 @@ export class SqliteRuns implements RunsStore {
          @params, @secret_params, @scheduled_at, @backfill_id)
         RETURNING *`),
       renumber: db.prepare("UPDATE job_runs SET id = ? WHERE id = ? RETURNING *"),
+      raiseSequence: db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'job_runs'"),
       insertTag: db.prepare("INSERT OR IGNORE INTO run_tags (tag, run_id) VALUES (?, ?)"),
       get: db.prepare("SELECT * FROM job_runs WHERE id = ?"),
       getMany: db.prepare("SELECT * FROM job_runs WHERE id IN (SELECT value FROM json_each(?))"),
@@ -182,24 +183,41 @@ export class SqliteRuns implements RunsStore {
     };
     const insert = (): RunRecord => {
       let created = toRun(this.st.insert.get(row) as RunRow);
-      // A rolled-back transaction gives its runs' ids back to SQLite (AUTOINCREMENT's counter is rolled
-      // back too), while the engine may still hold such a run's process, lines or queue entry under its
-      // id until that process is gone: a run never takes an id this store handed out before.
-      if (created.id <= this.issued) created = toRun(this.st.renumber.get(this.issued + 1, created.id) as RunRow);
+      // A rolled-back transaction (or savepoint) gives its runs' ids back to SQLite: AUTOINCREMENT's
+      // counter is rolled back too. The engine may still hold such a run's process, lines or queue
+      // entry under its id until that process is gone, so a run never takes an id handed out before:
+      // it takes the next one, and the counter is moved past it (an UPDATE of the id does not).
+      if (created.id <= this.issued) {
+        const id = this.issued + 1;
+        created = toRun(this.st.renumber.get(id, created.id) as RunRow);
+        this.st.raiseSequence.run(id);
+      }
       this.issued = created.id;
       for (const tag of run.tags) this.st.insertTag.run(tag, created.id);
       this.onCreated(created.id, created.job_name);
       return created;
     };
     try {
-      // One statement is atomic by itself; tags need a transaction around it.
-      return run.tags.length === 0 ? insert() : this.db.transaction(insert).immediate();
+      // Tags (and a renumbered id) take more than one statement: atomic in the caller's transaction or one of its own.
+      return this.db.inTransaction ? insert() : this.db.transaction(insert).immediate();
     } catch (e) {
       if (sqliteCode(e) === "SQLITE_CONSTRAINT_UNIQUE" && row.scheduled_for !== null && /job_runs\.scheduled_for/.test(String(e))) {
         throw new DuplicateSlotError(row.job_name, row.scheduled_for);
       }
       throw e;
     }
+  }
+
+  /**
+   * For an INSERT of many runs (a backfill's), in its transaction: moves AUTOINCREMENT's counter past
+   * every id handed out before (see create), then, once inserted, `noteIssued` their highest id.
+   */
+  keepIdsFresh(): void {
+    if (this.issued > 0) this.st.raiseSequence.run(this.issued);
+  }
+
+  noteIssued(id: number): void {
+    if (id > this.issued) this.issued = id;
   }
 
   paramValues(id: number): RunParams | null {

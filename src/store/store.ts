@@ -116,7 +116,7 @@ export class SqliteStore implements Store {
     this.jobState = new SqliteJobState(db);
     this.alerts = new SqliteAlerts(db);
     this.integrations = new SqliteIntegrations(db);
-    this.backfills = new SqliteBackfills(db);
+    this.backfills = new SqliteBackfills(db, this.runs);
 
     this.nonRuns = new SqliteNonRuns(db);
     this.retention = new Retention(db, this.indexer);
