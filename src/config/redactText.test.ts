@@ -1,5 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
+import { parseProjectText } from "./project.js";
 import { SECRET_RULES, secretMatcher, type ConfigKind } from "./redactRules.js";
 import { redactConfigText, secretValues } from "./redactText.js";
 
@@ -340,6 +342,59 @@ describe("redactConfigText: text it cannot parse", () => {
       expect(e.message).toMatch(/^YAML: /);
     }
     expect(JSON.stringify(r)).not.toContain("s3cret");
+  });
+
+  it("refuses a key that is a map or spans lines, as the loader does: what such a key holds would be shown as written", () => {
+    for (const text of [
+      "jobs:\n  ? a:\n      env:\n        TOKEN: zq-s3cret\n  : x\n",
+      "jobs:\n  ? \"a\n    TOKEN: zq-s3cret\"\n  : x\n",
+    ]) {
+      const r = redactConfigText("svc.yaml", text);
+      expect(r.ok, text).toBe(false);
+      expect(JSON.stringify(r)).not.toContain("zq-s3cret");
+      if (!r.ok) expect(r.errors[0]!.message).toMatch(/^YAML: a key (is a map or a list|spans more than one line)/);
+    }
+  });
+
+  it("never quotes a value in an error, whatever breaks the text around it (the yaml package quotes the token it stumbled on)", () => {
+    // The forms that made the yaml package quote a secret, and a typo above an env block.
+    const broken = [
+      (s: string) => `version: 1\njobs:\n  a:\n    command: [backup, --all]]\n    env:\n      DB_PASSWORD: ${s}\n`,
+      (s: string) => `version: 1\njobs:\n  a:\n    command: x\n    env:\n      DB_PASSWORD: |${s}\n        x\n`,
+      (s: string) => `version: 1\njobs:\n  a:\n    command: x\n    env:\n      DB_PASSWORD: >-${s}\n`,
+      (s: string) => `version: 1\njobs:\n  a:\n    command: x\n    env:\n      DB_PASSWORD: "ab\\q${s}"\n`,
+      (s: string) => `version: 1\njobs:\n  a:\n    command: x\n    env:\n      DB_PASSWORD: !${s} x\n`,
+      (s: string) => `version: 1\njobs:\n  a:\n    command: x\n    env:\n      DB_PASSWORD: \`${s}\n`,
+      (s: string) => `version: 1\njobs:\n  a:\n    command: x\n    env: {DB_PASSWORD: ${s}}}\n`,
+      (s: string) => `auth:\n  type: bearer\n  bearer:\n    token: @${s}\n`,
+      (s: string) => `%${s} x\n---\nauth:\n  type: none\n`,
+      // A map as a key (stringified whole by the yaml package), and a key a stray quote swallowed.
+      (s: string) => `jobs:\n?  a:\n    command: x\n    env:\n      TOKEN: ${s}\n`,
+      (s: string) => `jobs:\n?\t"  a:\n    command: x\n    env:\n      TOKEN: ${s}\n      OTHER: "${s}"\n`,
+    ];
+    const secret = fc.stringMatching(/^zq[a-z0-9]{6,12}$/);
+    // Any of those, or a valid file broken by punctuation inserted anywhere.
+    const text = fc.oneof(
+      fc.tuple(fc.constantFrom(...broken), secret).map(([f, s]) => ({ s, t: f(s) })),
+      fc
+        .tuple(secret, fc.nat(), fc.string({ unit: fc.constantFrom(..."[]{}|>!&*%@`'\",:-? \n\t#"), minLength: 1, maxLength: 4 }))
+        .map(([s, at, junk]) => {
+          const t = `version: 1\njobs:\n  a:\n    command: x\n    env:\n      TOKEN: ${s}\n      OTHER: "${s}"\n`;
+          const i = at % t.length;
+          return { s, t: t.slice(0, i) + junk + t.slice(i) };
+        }),
+    );
+    fc.assert(
+      fc.property(text, ({ s, t }) => {
+        for (const kind of ["svc.yaml", "svcd.yaml"] as const) {
+          const r = redactConfigText(kind, t);
+          if (!r.ok) expect(JSON.stringify(r.errors), t).not.toContain(s);
+        }
+        const loaded = parseProjectText(t, "/nowhere/svc.yaml", {});
+        if (!loaded.ok) expect(JSON.stringify(loaded), t).not.toContain(s);
+      }),
+      { numRuns: 600 },
+    );
   });
 });
 

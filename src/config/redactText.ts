@@ -19,7 +19,8 @@
  */
 import type * as YamlLib from "yaml";
 import { secretMatcher, type ConfigKind, type SecretMatcher } from "./redactRules.js";
-import { yaml } from "./yamlSource.js";
+import { badKey, yaml } from "./yamlSource.js";
+import { yamlProblem } from "./yamlErrors.js";
 
 export const MASK = '"***"';
 
@@ -92,8 +93,17 @@ function analyse(kind: ConfigKind, text: string): Analysis {
   for (const d of docs) {
     for (const e of d.errors) {
       const lp = lineCounter.linePos(e.pos[0]);
-      errors.push({ line: lp.line, column: lp.col, message: `YAML: ${oneLine(e.message)}` });
+      errors.push({ line: lp.line, column: lp.col, message: `YAML: ${yamlProblem(e.message)}` });
     }
+  }
+  // A key that is a map or a list, or over several lines, is refused as the loader refuses it: the
+  // walk reads values, and what such a key holds would be shown as written.
+  for (const d of docs) {
+    const bad = badKey(Y, d, text);
+    if (bad === null) continue;
+    const lp = lineCounter.linePos(bad.at);
+    errors.push({ line: lp.line, column: lp.col, message: `YAML: ${bad.why}` });
+    break;
   }
   if (errors.length > 0) return { ok: false, errors };
   const walk = new Walk(secretMatcher(kind), text);
@@ -122,10 +132,6 @@ function collectComments(t: unknown, out: CommentToken[]): void {
     return;
   }
   for (const v of Object.values(t)) if (v !== null && typeof v === "object") collectComments(v, out);
-}
-
-function oneLine(message: string): string {
-  return message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
 }
 
 // ---- the walk over the document ----------------------------------------------

@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import type * as YamlLib from "yaml";
 import { fastParse, unpackPos, type PositionIndex } from "./fastYaml.js";
 import type { Locate, Path, Position, RawIssue } from "./issues.js";
+import { yamlProblem } from "./yamlErrors.js";
 
 const require = createRequire(import.meta.url);
 let yamlLib: typeof YamlLib | null = null;
@@ -78,7 +79,7 @@ function parseWithYaml(text: string): YamlResult {
   try {
     doc = Y.parseDocument(text, { merge: true, prettyErrors: false, lineCounter, uniqueKeys: true });
   } catch (e) {
-    return { ok: false, issues: [{ path: [], message: `cannot parse YAML: ${firstLine(e)}`, at: FIRST_LINE }] };
+    return { ok: false, issues: [{ path: [], message: `cannot parse YAML: ${yamlProblem(firstLine(e))}`, at: FIRST_LINE }] };
   }
   const problems = [...doc.errors, ...doc.warnings];
   if (problems.length > 0) {
@@ -88,17 +89,25 @@ function parseWithYaml(text: string): YamlResult {
         const lp = lineCounter.linePos(p.pos[0]);
         return {
           path: [],
-          message: `YAML: ${yamlMessage(p.message)}`,
+          message: `YAML: ${yamlProblem(p.message)}`,
           at: lp.line > 0 ? { line: lp.line, column: lp.col } : FIRST_LINE,
         };
       }),
     };
   }
+  // Keys are names. A key that is a map or a list would become the text of the whole map, values and
+  // all (toJS warns, quoting it), and a key over several lines is text that a stray quote swallowed:
+  // either would be quoted in "unknown field" errors and paths, secrets with it.
+  const bad = badKey(Y, doc, text);
+  if (bad !== null) {
+    const lp = lineCounter.linePos(bad.at);
+    return { ok: false, issues: [{ path: [], message: `YAML: ${bad.why}`, at: lp.line > 0 ? { line: lp.line, column: lp.col } : FIRST_LINE }] };
+  }
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
-    return { ok: false, issues: [{ path: [], message: `YAML: ${firstLine(e)}`, at: FIRST_LINE }] };
+    return { ok: false, issues: [{ path: [], message: `YAML: ${yamlProblem(firstLine(e))}`, at: FIRST_LINE }] };
   }
   const locate = nodeLocator(doc, lineCounter);
   return { ok: true, value, locator: () => locate };
@@ -146,9 +155,23 @@ function nodeLocator(doc: YamlLib.Document, lineCounter: YamlLib.LineCounter): L
   };
 }
 
-function yamlMessage(message: string): string {
-  // prettyErrors is off, but keep to one line whatever the library does.
-  return message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+/** The first key that is a map or a list, or text on more than one line: where, and why it is refused. */
+export function badKey(Y: typeof YamlLib, doc: YamlLib.Document, text: string): { at: number; why: string } | null {
+  let bad: { at: number; why: string } | null = null;
+  Y.visit(doc, {
+    Pair(_, pair) {
+      const key = pair.key;
+      if (Y.isCollection(key)) {
+        bad = { at: key.range?.[0] ?? 0, why: "a key is a map or a list (a `?` key, or a flow map or list before a colon): keys are names" };
+      } else if (Y.isScalar(key) && key.range && /[\r\n]/.test(text.slice(key.range[0], key.range[1]))) {
+        bad = { at: key.range?.[0] ?? 0, why: "a key spans more than one line (a quote left open before it?): keys are names, on one line" };
+      } else {
+        return undefined;
+      }
+      return Y.visit.BREAK;
+    },
+  });
+  return bad;
 }
 
 function firstLine(e: unknown): string {
