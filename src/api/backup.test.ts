@@ -2,7 +2,7 @@
  * POST /api/db/backup over real HTTP (src/api/testkit.ts): to a path, or
  * streamed back; bad paths are 400s that say where; admin only by default.
  */
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -97,6 +97,17 @@ describe("POST /api/db/backup", () => {
     const live = await k.post<{ error: { message: string } }>("/api/db/backup", { path: join(k.dir, ".svc", "svc.db") });
     expect(live.status).toBe(400);
     expect(live.body.error.message).toContain("is the live database");
+    // The same file through a symbolic link to its directory: the copy's rename would replace it.
+    const runs = runsIn(join(k.dir, ".svc", "svc.db"));
+    const link = join(k.dir, "data-link");
+    symlinkSync(join(k.dir, ".svc"), link);
+    for (const name of ["svc.db", "svc.db-wal"]) {
+      const viaLink = await k.post<{ error: { message: string } }>("/api/db/backup", { path: join(link, name) });
+      expect(viaLink.status).toBe(400);
+      expect(viaLink.body.error.message).toBe(`${join(link, name)} is the live database: give another path for the backup`);
+    }
+    expect(runsIn(join(k.dir, ".svc", "svc.db"))).toBe(runs);
+    expect(readdirSync(join(k.dir, ".svc")).filter((f) => f.includes(".partial"))).toEqual([]);
   });
 });
 

@@ -22,6 +22,7 @@ export { applyServerTimeouts, httpTimeoutOptions } from "./security/server.js";
 export { preloadValidation } from "./hooks.js";
 export { exposureWarning, isLoopback } from "./security/exposure.js";
 export { createMetrics } from "./metrics.js";
+export { DOWNLOAD_PREFIX } from "./routes/backup.js";
 export type { Metrics } from "./metrics.js";
 export { WS_CLOSE_NOT_FOUND, WS_CLOSE_TOO_SLOW, WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 

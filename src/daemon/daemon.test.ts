@@ -3,6 +3,7 @@ import { connect, createServer, type AddressInfo, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { until } from "../../test/helpers/until.js";
 import { Daemon, StartupError, type DaemonPaths } from "./daemon.js";
 
 const dirs: string[] = [];
@@ -66,6 +67,23 @@ async function expectUndone(p: DaemonPaths, ownServers: number, db = join(p.data
   await again.done;
   expect(existsSync(join(p.dataDir, "svcd.pid"))).toBe(false);
 }
+
+describe("Daemon start: what a killed daemon left", () => {
+  it("removes the copies a backup download left in the data directory, and nothing else", async () => {
+    const p = paths("");
+    mkdirSync(p.dataDir, { recursive: true, mode: 0o700 });
+    const left = ["backup-download-4242-x.db", "backup-download-4242-x.db.partial-4242-1", "backup-download-4242-x.db.partial-4242-1-wal"];
+    for (const f of left) writeFileSync(join(p.dataDir, f), "job output");
+    writeFileSync(join(p.dataDir, "mine.db"), "kept");
+    const d = new Daemon(p);
+    running.push(d);
+    await d.start();
+    for (const f of left) expect(existsSync(join(p.dataDir, f)), f).toBe(false);
+    expect(readFileSync(join(p.dataDir, "mine.db"), "utf8")).toBe("kept");
+    const logged = () => existsSync(join(p.dataDir, "svcd.log")) && readFileSync(join(p.dataDir, "svcd.log"), "utf8").includes("removed 3 file(s) left by a backup download");
+    await until("the removal logged", logged, 5_000, 20);
+  });
+});
 
 describe("Daemon start: a failed start undoes the parts already started", () => {
   it("port in use: logger, lock, auth, database and engine were started; all are undone and nothing listens", async () => {

@@ -1,6 +1,6 @@
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Authenticator, Metrics, ReloadResult } from "../api/index.js";
+import { DOWNLOAD_PREFIX, type Authenticator, type Metrics, type ReloadResult } from "../api/index.js";
 import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
 import type { DaemonConfig, ProjectConfig } from "../config/types.js";
 import type { Engine } from "../engine/engine.js";
@@ -91,6 +91,7 @@ export class Daemon {
 
     const lock = acquirePidLock(join(paths.dataDir, "svcd.pid"), this.log);
     parts.add("pid lock", () => lock.release());
+    removeStaleDownloads(paths.dataDir, this.log);
     for (const w of daemonCfg.warnings) this.log.warn({ file: w.file, line: w.line, path: w.path }, formatIssue(w));
 
     const auth = await startAuth(this.daemonConfig.auth, this.log);
@@ -239,4 +240,15 @@ export class Daemon {
   get logger(): Logger {
     return this.log;
   }
+}
+
+/**
+ * The copies of the database a download (`POST /api/db/backup` without a body) writes to the data
+ * directory are removed once sent; a daemon killed meanwhile left them, job output and all. With
+ * the PID lock held no other daemon uses the directory, so every one there now is stale.
+ */
+function removeStaleDownloads(dataDir: string, log: Logger): void {
+  const stale = readdirSync(dataDir).filter((f) => f.startsWith(DOWNLOAD_PREFIX));
+  for (const f of stale) rmSync(join(dataDir, f), { force: true });
+  if (stale.length > 0) log.info({ files: stale }, `removed ${stale.length} file(s) left by a backup download the daemon did not finish`);
 }

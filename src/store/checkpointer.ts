@@ -322,7 +322,8 @@ parentPort.on("message", (m) => {
 });
 `;
 
-function realOrSame(file: string): string {
+/** The path with every symbolic link resolved; as given when it does not exist. */
+export function realOrSame(file: string): string {
   try {
     return fs.realpathSync(file);
   } catch {

@@ -10,7 +10,7 @@ import type {
 } from "./api.js";
 import { SqliteAlerts } from "./alerts.js";
 import { backupTo, type BackupResult } from "./backup.js";
-import { Checkpointer } from "./checkpointer.js";
+import { Checkpointer, realOrSame } from "./checkpointer.js";
 import { InvalidQueryError } from "./errors.js";
 import { SqliteAttempts } from "./attempts.js";
 import { SqliteBackfills } from "./backfills.js";
@@ -171,7 +171,10 @@ export class SqliteStore implements Store {
 
   backup(dest: string): Promise<BackupResult> {
     const target = pathModule.resolve(dest);
-    if ([this.path, `${this.path}-wal`, `${this.path}-shm`].includes(target)) {
+    // Through a symbolic link to its directory too: the copy's rename would replace the live file.
+    const live = realOrSame(this.path);
+    const named = pathModule.join(realOrSame(pathModule.dirname(target)), pathModule.basename(target));
+    if ([live, `${live}-wal`, `${live}-shm`].includes(named)) {
       return Promise.reject(new InvalidQueryError(`${target} is the live database: give another path for the backup`));
     }
     return backupTo(this.db, target, () => this.writer.flush());

@@ -5,6 +5,9 @@ import type { FastifyInstance } from "fastify";
 import type { ApiDeps } from "../deps.js";
 import { badRequest } from "../errors.js";
 
+/** The data directory's temporary copies for downloads (the daemon removes any left at startup). */
+export const DOWNLOAD_PREFIX = "backup-download-";
+
 const resultSchema = {
   type: "object",
   required: ["path", "bytes", "schema_version", "runs", "integrity", "started_at", "finished_at", "duration_ms"],
@@ -55,7 +58,7 @@ export function backupRoutes(app: FastifyInstance, deps: ApiDeps): void {
       }
       // Its own name: two downloads in the same millisecond shared one file, and the first to be
       // sent removed the other's copy (a 500 found by the API fuzz on a loaded machine).
-      const tmp = join(deps.paths.dataDir, `backup-download-${process.pid}-${randomUUID()}.db`);
+      const tmp = join(deps.paths.dataDir, `${DOWNLOAD_PREFIX}${process.pid}-${randomUUID()}.db`);
       let result;
       try {
         result = await backupOrExplain(deps, tmp);
