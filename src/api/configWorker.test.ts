@@ -134,6 +134,30 @@ describe("ConfigWorker when its thread fails", () => {
     expect(w.starts).toBe(2);
   });
 
+  it("answers nothing for stuckMs (a job that never ends): it is ended, what it held fails with a 500 that says so, the next request gets a new thread", async () => {
+    const w = worker({ entry: DIES, stuckMs: 400 });
+    expect(await w.redact("svc.yaml", "abc")).toEqual({ ok: true, text: "ABC" });
+    const t0 = Date.now();
+    const held = [w.redact("svc.yaml", "spin"), w.redact("svc.yaml", "queued behind it")].map((p) => p.catch((x: unknown) => x));
+    for (const e of await Promise.all(held)) {
+      expect(e).toBeInstanceOf(ConfigWorkerError);
+      expect((e as ConfigWorkerError).status).toBe(500);
+      expect((e as Error).message).toBe("the config worker answered nothing for 0.4 s (redact of a svc.yaml text (4 characters)); it was ended, and the next request starts a new one");
+    }
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(380);
+    expect(w.running).toBe(false);
+    expect(await w.redact("svc.yaml", "def")).toEqual({ ok: true, text: "DEF" });
+    expect(w.starts).toBe(2);
+  });
+
+  it("a slow queue is not stuck: each answer gives the next request stuckMs again", async () => {
+    const w = worker({ entry: DIES, stuckMs: 1_500 });
+    // Three jobs of ~0.6 s each: 1.8 s in all, more than stuckMs, but an answer every 0.6 s.
+    const slow = await Promise.all([1, 2, 3].map(() => w.redact("svc.yaml", "busy 600")));
+    expect(slow).toEqual([1, 2, 3].map(() => ({ ok: true, text: "BUSY 600" })));
+    expect(w.starts).toBe(1);
+  });
+
   it("throws outside a job: the same", async () => {
     const w = worker({ entry: DIES });
     const e = await w.redact("svc.yaml", "throw").catch((x: unknown) => x);

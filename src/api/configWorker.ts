@@ -67,12 +67,16 @@ export function threadFailure(id: number, e: unknown): ConfigReply {
  * its heap holds ~300 MB until then (a new thread starts in ~0.1-0.3 s).
  */
 const IDLE_MS = 10_000;
+/** The longest a request may wait for the thread's next answer: a 10,000-job svc.yaml takes ~20 s under load. */
+const STUCK_MS = 120_000;
 
 export interface ConfigWorkerOptions {
   /** The thread's module (a file URL); default configThread beside this module. */
   entry?: string;
   /** Stop the thread after this long without a request (ms); default 10 s. */
   idleMs?: number;
+  /** A thread that holds requests and answers none for this long is ended, and they fail (ms); default 120 s. */
+  stuckMs?: number;
 }
 
 interface Pending {
@@ -96,6 +100,7 @@ export class ConfigWorker {
   private readonly pending = new Map<number, Pending>();
   private closed = false;
   private idle: NodeJS.Timeout | null = null;
+  private stuck: NodeJS.Timeout | null = null;
   private started = 0;
 
   constructor(private readonly opts: ConfigWorkerOptions = {}) {}
@@ -153,10 +158,28 @@ export class ConfigWorker {
       this.idle = null;
     }
     const id = this.nextId++;
+    if (this.pending.size === 0) this.armStuck(worker);
     return new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, what: describe(job) });
       worker.postMessage({ id, job } satisfies ConfigRequest);
     });
+  }
+
+  /**
+   * A thread that answers nothing for stuckMs while it holds requests (a parse that never ends) would
+   * hold every later config view, validation and save: it is ended, what it held fails, and the next
+   * request starts a new one. Each answer gives the next request the whole time again.
+   */
+  private armStuck(w: Worker): void {
+    if (this.stuck) clearTimeout(this.stuck);
+    const ms = this.opts.stuckMs ?? STUCK_MS;
+    this.stuck = setTimeout(() => {
+      this.stuck = null;
+      if (this.worker !== w || this.pending.size === 0) return;
+      const what = this.pending.values().next().value!.what;
+      void this.stop(new ConfigWorkerError(`the config worker answered nothing for ${ms / 1000} s (${what}); it was ended, and the next request starts a new one`));
+    }, ms);
+    this.stuck.unref();
   }
 
   private start(): Worker {
@@ -177,12 +200,14 @@ export class ConfigWorker {
         e.stack = `${e.name}: ${e.message}\n${reply.frames}`;
         p.reject(e);
       }
-      if (this.pending.size === 0 && this.worker === w) this.armIdle(w);
+      if (this.worker !== w) return;
+      if (this.pending.size === 0) this.armIdle(w);
+      else this.armStuck(w);
     });
     const lost = (why: string, cause?: unknown) => {
       if (this.worker !== w) return;
       this.worker = null;
-      this.disarmIdle();
+      this.disarmTimers();
       this.failAll(new ConfigWorkerError(`the config worker stopped (${why}); the next request starts a new one`, cause));
     };
     w.on("error", (e) => lost(e.message, e));
@@ -192,23 +217,25 @@ export class ConfigWorker {
   }
 
   private armIdle(w: Worker): void {
-    this.disarmIdle();
+    this.disarmTimers();
     this.idle = setTimeout(() => {
       if (this.worker === w && this.pending.size === 0) void this.stop(null);
     }, this.opts.idleMs ?? IDLE_MS);
     this.idle.unref();
   }
 
-  private disarmIdle(): void {
+  private disarmTimers(): void {
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
+    if (this.stuck) clearTimeout(this.stuck);
+    this.stuck = null;
   }
 
   /** Stops the thread; what it held fails with `e`. */
   private async stop(e: Error | null): Promise<void> {
     const w = this.worker;
     this.worker = null;
-    this.disarmIdle();
+    this.disarmTimers();
     if (e) this.failAll(e);
     if (w) await w.terminate();
   }
