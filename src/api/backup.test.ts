@@ -94,6 +94,9 @@ describe("POST /api/db/backup", () => {
     expect(gone.status).toBe(400);
     expect(gone.body.error.message).toBe(`cannot write the backup to ${missing} (ENOENT): check that its directory exists and the daemon's user may write there`);
     expect(existsSync(join(k.dir, "no"))).toBe(false);
+    const dirPath = await k.post<{ error: { message: string } }>("/api/db/backup", { path: k.dir });
+    expect(dirPath.status).toBe(400);
+    expect(dirPath.body.error.message).toMatch(/^cannot write the backup to .* \(EISDIR\): it is a directory: give the path of a file in it$/);
     const live = await k.post<{ error: { message: string } }>("/api/db/backup", { path: join(k.dir, ".svc", "svc.db") });
     expect(live.status).toBe(400);
     expect(live.body.error.message).toContain("is the live database");

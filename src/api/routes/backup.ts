@@ -61,7 +61,7 @@ export function backupRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const tmp = join(deps.paths.dataDir, `${DOWNLOAD_PREFIX}${process.pid}-${randomUUID()}.db`);
       let result;
       try {
-        result = await backupOrExplain(deps, tmp);
+        result = await backupOrExplain(deps, tmp, true);
       } catch (e) {
         rmSync(tmp, { force: true });
         throw e;
@@ -83,7 +83,7 @@ export function backupRoutes(app: FastifyInstance, deps: ApiDeps): void {
 }
 
 /** The backup, with a file-system refusal (no such directory, no permission) as a 400 that says where. */
-async function backupOrExplain(deps: ApiDeps, path: string) {
+async function backupOrExplain(deps: ApiDeps, path: string, download = false) {
   try {
     const result = await deps.store.backup(path);
     deps.log.info({ path: result.path, bytes: result.bytes, runs: result.runs, ms: result.duration_ms }, `database backed up to ${result.path}`);
@@ -91,7 +91,14 @@ async function backupOrExplain(deps: ApiDeps, path: string) {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (typeof code === "string" && /^E[A-Z]+$/.test(code)) {
-      throw badRequest(`cannot write the backup to ${path} (${code}): check that its directory exists and the daemon's user may write there`);
+      if (download) throw e; // the daemon's own temporary copy: not the client's to fix (a 500, logged)
+      const fix =
+        code === "EISDIR"
+          ? "it is a directory: give the path of a file in it"
+          : code === "ENOSPC" || code === "EDQUOT"
+            ? "its file system is full: free space or give another path"
+            : "check that its directory exists and the daemon's user may write there";
+      throw badRequest(`cannot write the backup to ${path} (${code}): ${fix}`);
     }
     throw e;
   }
