@@ -196,6 +196,35 @@ describe("retention", () => {
     expect(remaining()).toEqual([]);
   });
 
+  it("a run's line counts follow its lines batch by batch: stopped mid-pass, its totals are what is left", async () => {
+    fresh();
+    const run = runTo(store, "SUCCESS", { job_name: "big", created_at: ago(60) });
+    store.tx(() => {
+      for (let k = 0; k < 12_000; k++) store.logs.append(run.id, k % 3 === 0 ? "stderr" : "stdout", `line ${k}`, ago(60));
+    });
+    store.logs.flush();
+    const total = (stream: "stdout" | "stderr") => store.logs.forRun(run.id, { limit: 1, offset: 0, streams: [stream] }).total;
+    expect([total("stdout"), total("stderr")]).toEqual([8_000, 4_000]);
+    const lines = () => {
+      const db = new Database(store.path, { readonly: true });
+      try {
+        return db.prepare("SELECT stream, count(*) AS n FROM run_logs WHERE run_id = ? GROUP BY stream ORDER BY stream").all(run.id) as { stream: string; n: number }[];
+      } finally {
+        db.close();
+      }
+    };
+    const pending = store.vacuumAsync({ maxAgeMs: 30 * DAY, maxRunsPerJob: null }, NOW);
+    // Stopped after the first batch of lines (5,000), as a shutdown would.
+    while (lines().reduce((a, l) => a + l.n, 0) === 12_000) await new Promise((r) => setImmediate(r));
+    store.close();
+    await pending;
+    store = open(tmp.file());
+    const left = Object.fromEntries(lines().map((l) => [l.stream, l.n])) as Record<"stdout" | "stderr", number>;
+    expect(left.stdout + left.stderr).toBe(7_000);
+    expect([total("stdout"), total("stderr")]).toEqual([left.stdout, left.stderr]);
+    expect(store.runs.get(run.id)?.status).toBe("SUCCESS");
+  });
+
   it("keeps new lines searchable after the newest lines were deleted (ids restart below the old watermark)", async () => {
     fresh();
     const old = aged("a", "SUCCESS", 90, 50);

@@ -36,6 +36,8 @@ export class Retention {
     | "byCap"
     | "spans"
     | "deleteLines"
+    | "linesByStream"
+    | "uncount"
     | "deleteSpan"
     | "trimSpan"
     | "count"
@@ -81,6 +83,10 @@ export class Retention {
          WHERE run_id IN (SELECT id FROM job_runs WHERE id IN (${ids}) AND ${done}) LIMIT ${LOG_BATCH}`,
       ),
       deleteLines: db.prepare("DELETE FROM run_logs WHERE id BETWEEN ? AND ?"),
+      // A run's counts follow its lines batch by batch: a reader mid-pass (or after a pass stopped by a
+      // shutdown) gets totals that match the lines still there.
+      linesByStream: db.prepare("SELECT stream, count(*) AS n FROM run_logs WHERE id BETWEEN ? AND ? GROUP BY stream"),
+      uncount: db.prepare("UPDATE run_log_counts SET lines = max(0, lines - ?) WHERE run_id = ? AND stream = ?"),
       deleteSpan: db.prepare("DELETE FROM run_log_spans WHERE run_id = ? AND first_seq = ?"),
       trimSpan: db.prepare("UPDATE run_log_spans SET first_seq = ?, first_id = ? WHERE run_id = ? AND first_seq = ?"),
       count: db.prepare("UPDATE store_meta SET value = value - ? WHERE key = 'log_lines'"),
@@ -103,6 +109,7 @@ export class Retention {
         const k = Math.min(size, budget);
         const lastId = sp.first_id + k - 1;
         this.indexer.forget(sp.first_id, lastId);
+        for (const c of this.st.linesByStream.all(sp.first_id, lastId) as { stream: string; n: number }[]) this.st.uncount.run(c.n, sp.run_id, c.stream);
         this.st.deleteLines.run(sp.first_id, lastId);
         if (k === size) this.st.deleteSpan.run(sp.run_id, sp.first_seq);
         else this.st.trimSpan.run(sp.first_seq + k, sp.first_id + k, sp.run_id, sp.first_seq);
