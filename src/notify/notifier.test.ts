@@ -342,6 +342,15 @@ describe("integrations", () => {
     expect(h.store.integrations.get("ops-chat")!.last_test_result).toMatch(/^failed: POST .*HTTP 500/);
   });
 
+  it("test delivery: a JSON answer that echoes the webhook URL comes back with it as *** (a text answer did already)", async () => {
+    const h = await integrationsHarness();
+    open.push(h);
+    rx.script.push({ status: 400, body: { error: "bad channel", echo: { url: `${rx.url}/chat`, list: [`posted to ${rx.url}/chat`] } } });
+    const r = await h.notifier.testIntegration("ops-chat");
+    expect(JSON.stringify(r)).not.toContain("/chat");
+    expect(r.response).toEqual({ error: "bad channel", echo: { url: "***", list: ["posted to ***"] } });
+  });
+
   it("test delivery over SMTP returns the SMTP reply", async () => {
     const h = await integrationsHarness();
     open.push(h);

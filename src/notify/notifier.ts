@@ -10,7 +10,7 @@ import { LOG_STREAMS } from "../store/types.js";
 import { resolveChannel } from "../config/channels.js";
 import { MAX_ATTEMPTS, realSleep, withRetries, type Sleep } from "./deliver.js";
 import { buildDelivery, parseDelivery, sendDelivery, type AttemptResult, type Delivery } from "./providers/index.js";
-import { integrationSecrets, scrub } from "./redact.js";
+import { integrationSecrets, scrub, scrubValue } from "./redact.js";
 import { entriesFor, type NotifyPayload } from "./rules.js";
 import { DEFAULT_MESSAGE, renderTemplate, templateVars } from "./template.js";
 import { buildTestDelivery } from "./probeDelivery.js";
@@ -319,7 +319,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       if (!store.integrations.get(name)) syncIntegrations(project);
       store.integrations.recordTest(name, summary, at);
       log.info({ integration: name, provider: integration.provider, ok: result.ok, status: result.status }, `integration test: ${summary}`);
-      const response = typeof result.response === "string" ? scrub(result.response, integrationSecrets(integration)) : result.response;
+      const response = scrubValue(result.response, integrationSecrets(integration));
       return { ok: result.ok, status: result.status, response, error };
     },
 

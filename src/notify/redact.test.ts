@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeUrl, integrationSecrets, scrub } from "./redact.js";
+import { describeUrl, integrationSecrets, scrub, scrubValue } from "./redact.js";
 import { integration } from "./testkit.js";
 
 describe("redaction", () => {
@@ -15,5 +15,16 @@ describe("redaction", () => {
     expect(scrub("key RKEY-123 pass pw-secret url http://h/p/TOKEN and https://a.b/c?d=e end", secrets)).toBe(
       "key *** pass *** url *** and https://a.b end",
     );
+  });
+
+  it("cuts a URL's user and password with its path", () => {
+    expect(scrub("refused http://user:s3cret-tok@127.0.0.1:9/hook and https://tok@a.b/c", [])).toBe("refused http://127.0.0.1:9 and https://a.b");
+  });
+
+  it("scrubs every string and key of a parsed answer", () => {
+    expect(scrubValue({ ok: false, "RKEY-123": ["RKEY-123 x", 3, null, { deep: "see http://h/p/TOKEN" }] }, ["RKEY-123", "http://h/p/TOKEN"])).toEqual({
+      ok: false,
+      "***": ["*** x", 3, null, { deep: "see ***" }],
+    });
   });
 });

@@ -21,7 +21,8 @@ export function integrationSecrets(i: IntegrationConfig | null | undefined): str
   return [i.webhookUrl, i.routingKey, i.password].filter((s): s is string => typeof s === "string" && s.length >= 4);
 }
 
-const URL_WITH_PATH = /\b(https?:\/\/[^\s/?#"'<>]+)[^\s"'<>]*/gi;
+// The scheme, then the host and port (any `user:password@` before them left out), then the path and query.
+const URL_WITH_PATH = /\b(https?:\/\/)(?:[^\s/?#"'<>@]*@)?([^\s/?#"'<>]+)[^\s"'<>]*/gi;
 
 /** Replaces each secret with `***`, and cuts every URL down to its origin. */
 export function scrub(text: string, secrets: readonly string[]): string {
@@ -30,5 +31,15 @@ export function scrub(text: string, secrets: readonly string[]): string {
   for (const s of [...secrets].sort((a, b) => b.length - a.length)) {
     out = out.split(s).join("***");
   }
-  return out.replace(URL_WITH_PATH, "$1");
+  return out.replace(URL_WITH_PATH, "$1$2");
+}
+
+/** scrub() over every string (and key) of a parsed answer (a JSON body). */
+export function scrubValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return scrub(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, secrets));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k, secrets), scrubValue(v, secrets)]));
+  }
+  return value;
 }

@@ -1,3 +1,4 @@
+import { createServer as httpServer } from "node:http";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -74,6 +75,43 @@ describe("postJson", () => {
     expect(r.error).not.toMatch(/SECRET/);
   });
 
+  it("reads at most 64 KiB of an answer and lets the rest go: an endless body neither fills memory nor times out", async () => {
+    const chunk = Buffer.alloc(16 * 1024, "x");
+    let sent = 0;
+    const endless = httpServer((_req, res) => {
+      res.writeHead(500, { "content-type": "text/plain" });
+      const pump = () => {
+        while (res.write(chunk)) if ((sent += chunk.length) > 512 * 1024 * 1024) return res.end();
+        res.once("drain", pump);
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}`;
+      const r = await postJson(`${url}/hook`, {}, { timeoutMs: 5_000, signal: new AbortController().signal });
+      expect(r).toMatchObject({ ok: false, status: 500, retryable: true });
+      expect(r.response).toBe("x".repeat(64 * 1024));
+      expect(r.error).toBe(`POST ${url}: HTTP 500: ${"x".repeat(300)}…`);
+      expect(sent).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
+  });
+
+  it("never puts the user and password of a URL in the error", async () => {
+    const port = await closedPort();
+    const r = await postJson(`http://user:s3cret-tok@127.0.0.1:${port}/hook`, {}, live());
+    expect(r).toEqual({
+      ok: false,
+      status: null,
+      response: null,
+      error: `POST http://127.0.0.1:${port}: the URL holds a user name or password, which is not sent: remove it from the URL`,
+      retryable: false,
+    });
+  });
+
   it("throws DeliveryInterrupted when the stop signal aborts a request", async () => {
     rx.script.push("hang");
     const stop = new AbortController();
@@ -119,6 +157,20 @@ describe("sendMail", () => {
     expect(r.status).toBe(535);
     expect(r.error).toMatch(/^SMTP 127\.0\.0\.1:\d+: Invalid login/);
     expect(r.error).not.toContain("wrong-pass");
+  });
+
+  it("retries a server that hangs up before its greeting (no reply, no error code)", async () => {
+    const rude = createServer((c) => c.end());
+    await new Promise<void>((resolve) => rude.listen(0, "127.0.0.1", resolve));
+    try {
+      // A budget longer than nodemailer's wait (1 s) before it calls the close unexpected: not a timeout.
+      const budget = { timeoutMs: 5_000, signal: new AbortController().signal };
+      const r = await sendMail(mailer({ port: (rude.address() as AddressInfo).port }), { to: "o@x.org", subject: "s", text: "t" }, budget);
+      expect(r).toMatchObject({ ok: false, status: null, retryable: true });
+      expect(r.error).toMatch(/^SMTP 127\.0\.0\.1:\d+: Unexpected socket close$/);
+    } finally {
+      await new Promise((resolve) => rude.close(resolve));
+    }
   });
 
   it("reports a refused connection as retryable", async () => {

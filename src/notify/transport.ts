@@ -2,7 +2,7 @@ import type { IntegrationConfig } from "../config/types.js";
 import { SvcError } from "../shared/svcError.js";
 import { toError } from "../shared/toError.js";
 import type { AttemptResult } from "./providers/types.js";
-import { describeUrl } from "./redact.js";
+import { describeUrl, scrub } from "./redact.js";
 
 /** Thrown when the notifier is stopping: the attempt did not complete and must not be recorded. */
 export class DeliveryInterrupted extends SvcError {
@@ -27,6 +27,7 @@ const MAX_BODY = 64 * 1024;
 export async function postJson(url: string, body: unknown, opts: SendOptions): Promise<AttemptResult> {
   const where = `POST ${describeUrl(url)}`;
   if (opts.signal.aborted) throw new DeliveryInterrupted();
+  if (hasCredentials(url)) return fail(null, null, `${where}: the URL holds a user name or password, which is not sent: remove it from the URL`, false);
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   let res: Response;
   let text: string;
@@ -38,21 +39,52 @@ export async function postJson(url: string, body: unknown, opts: SendOptions): P
       redirect: "manual",
       signal: AbortSignal.any([timeout, opts.signal]),
     });
-    text = await res.text();
+    text = await readCapped(res, MAX_BODY);
   } catch (e) {
     if (opts.signal.aborted) throw new DeliveryInterrupted();
     if (timeout.aborted) {
       return fail(null, null, `${where}: no response within ${opts.timeoutMs} ms (timed out)`, true);
     }
-    return fail(null, null, `${where}: network error: ${networkReason(e)}`, true);
+    return fail(null, null, `${where}: network error: ${scrub(networkReason(e), [])}`, true);
   }
-  if (text.length > MAX_BODY) text = text.slice(0, MAX_BODY);
   const response = parseBody(text, res.headers.get("content-type"));
   const s = res.status;
   if (s >= 200 && s < 300) return { ok: true, status: s, response, error: null, retryable: false };
   const quote = text.trim() ? `: ${oneLine(text)}` : "";
   if (s >= 300 && s < 400) return fail(s, response, `${where}: HTTP ${s} (redirects are not followed)`, false);
   return fail(s, response, `${where}: HTTP ${s}${quote}`, s === 429 || s >= 500);
+}
+
+/**
+ * The body's first `max` bytes as text; the rest is not read (the connection is let go): an endpoint
+ * answering with a huge or endless body must not fill the daemon's memory.
+ */
+async function readCapped(res: Response, max: number): Promise<string> {
+  if (res.body === null) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < max) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    if (size >= max) await reader.cancel().catch(() => {});
+    else reader.releaseLock();
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max));
+}
+
+function hasCredentials(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.username !== "" || u.password !== "";
+  } catch {
+    return false;
+  }
 }
 
 function fail(status: number | null, response: unknown, error: string, retryable: boolean): AttemptResult {
@@ -144,9 +176,14 @@ export async function sendMail(
     const code = typeof err.responseCode === "number" ? err.responseCode : null;
     const timedOut = err.code === "ETIMEDOUT" || /timeout/i.test(err.message);
     const reason = timedOut ? `no response within ${opts.timeoutMs} ms (timed out)` : oneLine(err.message);
-    // SMTP 4xx replies are transient by definition (RFC 5321); 5xx are permanent.
+    // SMTP 4xx replies are transient by definition (RFC 5321); 5xx are permanent. An error with neither a
+    // reply nor a code of nodemailer's ("Unexpected socket close": the server hung up before its greeting)
+    // is the connection's, retried as connection errors are.
     const retryable =
-      timedOut || (err.code !== undefined && SMTP_NETWORK_CODES.has(err.code)) || (code !== null && code >= 400 && code < 500);
+      timedOut ||
+      (err.code !== undefined && SMTP_NETWORK_CODES.has(err.code)) ||
+      (code !== null && code >= 400 && code < 500) ||
+      (code === null && err.code === undefined);
     return fail(code, err.response ?? null, `${where}: ${reason}`, retryable);
   } finally {
     clearTimeout(timer);
