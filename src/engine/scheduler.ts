@@ -132,7 +132,7 @@ export class Scheduler {
       this.inTx(() => {
         for (const p of due) {
           const job = this.ctx.project.jobs.get(p.job);
-          if (job) created += this.advance(job, p, now);
+          if (job) created += this.advanceAlone(job, p, now);
         }
       });
     } catch (e) {
@@ -169,6 +169,35 @@ export class Scheduler {
   /** A log line, after the commit of the open transaction. */
   private say(level: "info" | "warn", fields: Record<string, unknown>, message: string): void {
     this.announce([() => this.ctx.log[level](fields, message)]);
+  }
+
+  /**
+   * advance() in a savepoint of the tick's transaction: a job whose next slot cannot be computed
+   * (a search that finds none: only a schedule whose slots are decades apart) is taken out of the
+   * table with an error line, and the other jobs' slots go on. A database error that ends the
+   * whole transaction still fails the tick, as before.
+   */
+  private advanceAlone(job: JobConfig, p: PlannedRun, now: number): number {
+    const after = this.after!;
+    const mark = after.length;
+    const entry = this.entries.get(job.name);
+    try {
+      return this.ctx.store.tx(() => this.advance(job, p, now));
+    } catch (e) {
+      if (!this.ctx.store.inTransaction) throw e;
+      after.length = mark; // nothing of the rolled-back savepoint is announced
+      this.entries.delete(job.name);
+      this.ctx.store.jobState.upsert(job.name, { next_run: null });
+      const err = e instanceof Error ? e : new Error(String(e));
+      this.announce([
+        () =>
+          this.ctx.log.error(
+            { job: job.name, err, slot: entry ? new Date(entry.slotAt).toISOString() : null },
+            `job ${job.name}: its next slot cannot be computed (${err.message}): it is not scheduled until svc.yaml is reloaded or svcd restarts`,
+          ),
+      ]);
+      return 0;
+    }
   }
 
   /** Handles one job's due slots, from the planned one until its next slot is not due. */

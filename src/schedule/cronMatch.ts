@@ -84,13 +84,17 @@ const SECOND = 1000;
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
-/** Far enough for any expression that can match at all (the weekday-date pattern repeats every 28 years in 1901-2099). */
-const HORIZON_DAYS = 29 * 366;
+/**
+ * Far enough for any expression that can match at all: weekday and date repeat every 28 years in
+ * 1901-2099, but a leap year skipped (2100, 2200, 2300) makes a February 29 on a given weekday 40
+ * years apart (2072, then 2112).
+ */
+const HORIZON_DAYS = 41 * 366;
 const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
  * The smallest matching wall time >= `wall` (rounded up to a whole second),
- * or null when none within 29 years (only for an expression that can never
+ * or null when none within 41 years (only for an expression that can never
  * match, which the loader rejects). Integer arithmetic on the day number and
  * the time of day: no Date objects on the way (this runs for every slot).
  */

@@ -68,16 +68,32 @@ function nextPeriodic(c: CompiledCron, zone: ZoneInfo, afterMs: number): CronSlo
     const at = wall - offset;
     return { at, note: quietAround(zone, at, offset) ? null : periodicNote(c, zone, at, wall) };
   }
+  // The first match beyond the segment it was looked for in, and where it was looked from (see below).
+  let anchor: { from: number; wall: number } | null = null;
   for (let guard = 0; guard < 10_000; guard++) {
     const seg = zone.segmentAt(from);
     const wall = nextWallMatch(c, from + seg.offsetMs);
     if (wall === null) break;
     const at = wall - seg.offsetMs;
     if (at < seg.end) return { at, note: quietAround(zone, at, seg.offsetMs) ? null : periodicNote(c, zone, at, wall) };
+    anchor ??= { from, wall };
     from = seg.end;
+    // Segments may be a day long, and the next match years away (a February 29 on a Monday): walking
+    // them one by one gave up after ~27 years. A match at an instant more than OFFSET_SPAN after the
+    // anchor's `from` has a wall time at or after the anchor's (an earlier wall there would have been
+    // found from the anchor), so it is no earlier than that wall less the largest offset: jump there.
+    if (from >= anchor.from + OFFSET_SPAN_MS && anchor.wall - MAX_OFFSET_MS > from) {
+      from = anchor.wall - MAX_OFFSET_MS;
+      anchor = null;
+    }
   }
   throw noMatch(c, zone, afterMs);
 }
+
+/** More than the widest gap between two UTC offsets (-12 h to +14 h, local mean times included). */
+const OFFSET_SPAN_MS = 48 * HOUR_MS;
+/** More than the largest UTC offset (+14 h; a few local mean times were a little over). */
+const MAX_OFFSET_MS = 24 * HOUR_MS;
 
 /** No offset change within a day before `at` nor DST's span after it: no note can apply. */
 function quietAround(zone: ZoneInfo, at: number, offset: number): boolean {

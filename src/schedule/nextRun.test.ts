@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Weekday } from "../config/types.js";
 import { describeSlot, isValidZone, nextRun, nextRuns, systemZone } from "./nextRun.js";
-import { at, spec } from "./testkit.js";
+import { at, cronSpec, spec } from "./testkit.js";
 
 /** The UTC instants of the next `n` runs, as ISO strings. */
 function utcRuns(s: ReturnType<typeof spec>, from: string, n: number): string[] {
@@ -222,5 +222,27 @@ describe("calendar frequencies (no DST involved)", () => {
     expect(isValidZone("")).toBe(false);
     expect(isValidZone("+05:00")).toBe(false);
     expect(isValidZone(systemZone())).toBe(true);
+  });
+});
+
+describe("cron slots decades apart", () => {
+  /** The February 29ths on a weekday (0 Sunday) after `from`'s year, by walking the years: an oracle of its own. */
+  const feb29On = (weekday: number, fromYear: number, n: number): string[] => {
+    const out: string[] = [];
+    for (let y = fromYear; out.length < n; y++) {
+      const d = new Date(Date.UTC(y, 1, 29));
+      if (d.getUTCMonth() === 1 && d.getUTCDay() === weekday) out.push(d.toISOString());
+    }
+    return out;
+  };
+
+  it("finds a February 29 on a Monday 40 years on, across the leap year 2100 skips (fixed time and periodic)", () => {
+    const [first, second] = feb29On(1, 2073, 2);
+    expect([first, second]).toEqual(["2112-02-29T00:00:00.000Z", "2140-02-29T00:00:00.000Z"]);
+    expect(utcRuns(cronSpec("0 0 * 2 1#5", "UTC"), "2072-02-29T12:00:00Z", 2)).toEqual([first, second]);
+    // A periodic expression whose next slot is 28 years on walked day blocks one by one and gave up.
+    expect(nextRun(cronSpec("0 * * 2 1#5", "UTC"), at("2044-03-01T00:00:00Z"))?.utc).toBe(feb29On(1, 2045, 1)[0]);
+    // In a zone with offsets, the same slot at its local midnight.
+    expect(nextRun(cronSpec("0 * * 2 1#5", "Asia/Kathmandu"), at("2072-03-01T00:00:00Z"))?.local).toMatch(/^2112-02-29T00:00:00\+05:45 /);
   });
 });
