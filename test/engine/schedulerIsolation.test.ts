@@ -5,12 +5,13 @@
  * any expression the loader accepts, no real schedule reaches it.
  */
 import { describe, expect, it, vi } from "vitest";
+import type * as NextRunModule from "../../src/schedule/nextRun.js";
 import { FakeClock } from "../helpers/fakeClock.js";
 import { engineKits } from "../helpers/engineKit.js";
 
 const DOOMED_ZONE = "Etc/GMT"; // the same instants as UTC: only the doomed job uses this name
 vi.mock("../../src/schedule/nextRun.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../src/schedule/nextRun.js")>();
+  const real = await importOriginal<typeof NextRunModule>();
   return {
     ...real,
     nextSlot: (spec: Parameters<typeof real.nextSlot>[0], after: number) => {
