@@ -94,8 +94,11 @@ export class Scheduler {
     const before = new Map(this.entries);
     const jobs = this.ctx.project.jobs;
     try {
-      for (const name of [...this.entries.keys()]) if (!jobs.has(name)) this.entries.delete(name);
+      const removed = [...this.entries.keys()].filter((name) => !jobs.has(name));
+      for (const name of removed) this.entries.delete(name);
       this.inTx(() => {
+        // A removed job's next_run would read as a slot missed were it added back before a restart.
+        for (const name of removed) if (this.ctx.store.jobState.get(name)?.next_run != null) this.ctx.store.jobState.upsert(name, { next_run: null });
         for (const job of jobs.values()) {
           const entry = this.entries.get(job.name);
           if (entry && sameData(entry.spec, job.schedule)) continue;

@@ -78,6 +78,23 @@ describe("the scheduler announces a run only after its transaction commits", () 
   });
 });
 
+describe("a job removed by a reload", () => {
+  it("leaves no next_run behind: added back after a restart, it has missed nothing (no catch-up run)", async () => {
+    const nightly = `  nightly:\n    command: "echo tick"\n    frequency: daily\n    time: "0230"\n    timezone: UTC\n    catchup: true\n`;
+    const other = `  other:\n    command: "true"\n`;
+    const { kit, clock } = await kitAt(`jobs:\n${nightly}${other}`, "2027-01-10T01:00:00.000Z");
+    expect(kit.store.jobState.get("nightly")!.next_run).toBe("2027-01-10T02:30:00.000Z");
+    kit.reloadYaml(`jobs:\n${other}`);
+    expect(kit.store.jobState.get("nightly")!.next_run).toBeNull();
+    clock.set(at("2027-01-12T10:00:00.000Z")); // the daemon runs on; nightly does not exist
+    await startKit.stop(kit);
+    const again = await startKit(`jobs:\n${nightly}${other}`, { clock: new FakeClock(at("2027-01-12T10:00:00.000Z")), dir: kit.dir, random: () => 0.5 });
+    expect(again.runsOf("nightly")).toEqual([]);
+    expect(again.log.entries.filter((e) => /catching up|missed/.test(e.msg))).toEqual([]);
+    expect(again.engine.nextRun("nightly")!.utc).toBe("2027-01-13T02:30:00.000Z");
+  });
+});
+
 describe("a scheduled run's process is started before anyone hears of the run", () => {
   it("at its PENDING event the run already holds its pool slot (spawned), and the events keep their order", async () => {
     const { kit, clock } = await kitAt(
