@@ -69,9 +69,9 @@ export class IcsCalendar {
   }
 
   /**
-   * Occurrences that can cover a local day of `year`: those starting from
-   * the year before (events up to a year long) to Jan 2 of the next one
-   * (a timed event's zone may be up to a day ahead of the job's).
+   * Occurrences that can cover a local day of `year`: those starting by Jan 2
+   * of the next year (a timed event's zone may be up to a day ahead of the
+   * job's) and ending after Jan 1 of the year before (a day's margin each side).
    */
   private occurrences(year: number): YearOccurrences {
     let occ = this.years.get(year);
@@ -90,16 +90,18 @@ export class IcsCalendar {
           occ!.times.push({ start: instantOf(m.zone, start, s), end: instantOf(m.zone, end, e), floating: m.zone.kind === "floating", summary });
         }
       };
+      // An event longer than a year (a freeze, a sabbatical) that began before `from` still covers the year.
+      const length = wallOf(m.event.endDate) - wallOf(m.event.startDate);
       if (!m.event.isRecurring()) {
         const s = wallOf(m.event.startDate);
-        if (s >= from && s <= to) push(m.event.startDate, m.event.endDate, m.summary);
+        if (s <= to && s + length >= from) push(m.event.startDate, m.event.endDate, m.summary);
         continue;
       }
       const it = m.event.iterator();
       for (let n = it.next(); n; n = it.next()) {
         const s = wallOf(n);
         if (s > to) break;
-        if (s < from) continue;
+        if (s + length < from) continue;
         const d = m.event.getOccurrenceDetails(n);
         push(d.startDate, d.endDate, d.item.summary ?? m.summary);
       }

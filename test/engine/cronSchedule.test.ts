@@ -186,6 +186,21 @@ describe("exclude in the engine", () => {
     expect(kit.log.entries.filter((e) => e.msg.includes("excluded (2027-01-10 in exclude.dates)"))).toHaveLength(3); // 00:00:00, 00:00:10, 00:00:20
   });
 
+  it("an event longer than a year (a freeze of 14 months) excludes its slots in every year it covers", async () => {
+    const freeze = ICS("Freeze").replace("DTSTART;VALUE=DATE:20270111", "DTSTART;VALUE=DATE:20251201").replace("DTEND;VALUE=DATE:20270112", "DTEND;VALUE=DATE:20270201");
+    const yaml = project("cron:0 0 * * *", `    exclude: {calendar: freeze.ics}\n`);
+    const { kit, clock } = await kitAt(yaml, "2026-12-30T12:00:00.000Z", { files: { "freeze.ics": freeze } });
+    expect(kit.engine.nextRun("pulse")!.utc).toBe("2027-02-01T00:00:00.000Z");
+    for (let t = at("2026-12-30T12:00:00.000Z"); t <= at("2027-01-03T00:00:01.000Z"); t += 3_600_000) clock.set(t);
+    expect(scheduled(kit)).toEqual([]);
+    expect(kit.log.entries.filter((e) => e.msg.includes("in freeze.ics: Freeze")).map((e) => e.fields.slot)).toEqual([
+      "2026-12-31T00:00:00.000Z",
+      "2027-01-01T00:00:00.000Z",
+      "2027-01-02T00:00:00.000Z",
+      "2027-01-03T00:00:00.000Z",
+    ]);
+  });
+
   it("reload re-reads the calendar", async () => {
     const yaml = project("cron:0 3 * * *", `    exclude: {calendar: holidays.ics}\n`);
     const { kit, dir } = await kitAt(yaml, "2027-01-10T12:00:00.000Z", { files: { "holidays.ics": ICS("Day off") } });
