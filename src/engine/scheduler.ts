@@ -22,6 +22,8 @@ interface Entry extends ScheduleEntry {
 
 /** At most this many slots of one job are handled in one tick (every:1s after a long stall). */
 const MAX_SLOTS_PER_TICK = 10_000;
+/** Longer than any DST gap or overlap (2 h at most), shorter than the day between a daily job's notes. */
+const NOTE_QUIET_MS = 3 * 3_600_000;
 
 /**
  * Deep equality of plain config data (objects, arrays, primitives): no
@@ -57,6 +59,8 @@ export interface NextRunInfo {
  */
 export class Scheduler {
   private readonly entries = new Map<string, Entry>();
+  /** Each job's last slot whose DST note was logged (see arm). */
+  private readonly noted = new Map<string, number>();
   /** What the open transaction announces once it commits; null outside one. */
   private after: AfterCommit | null = null;
 
@@ -95,7 +99,10 @@ export class Scheduler {
     const jobs = this.ctx.project.jobs;
     try {
       const removed = [...this.entries.keys()].filter((name) => !jobs.has(name));
-      for (const name of removed) this.entries.delete(name);
+      for (const name of removed) {
+        this.entries.delete(name);
+        this.noted.delete(name);
+      }
       this.inTx(() => {
         // A removed job's next_run would read as a slot missed were it added back before a restart.
         for (const name of removed) if (this.ctx.store.jobState.get(name)?.next_run != null) this.ctx.store.jobState.upsert(name, { next_run: null });
@@ -284,7 +291,11 @@ export class Scheduler {
     });
     const utc = slot?.utc ?? null;
     if (stored !== utc) this.ctx.store.jobState.upsert(job.name, { next_run: utc });
-    if (raw.excluded === null && raw.note) this.say("warn", { job: job.name, timezone: job.schedule.timezone, slot: raw.utc }, `job ${job.name}: ${raw.note}`);
+    // One line per DST change and job: `every:1s` has 3,600 slots in an overlap, each with its note.
+    if (raw.excluded === null && raw.note && !(raw.at - (this.noted.get(job.name) ?? -Infinity) < NOTE_QUIET_MS)) {
+      this.noted.set(job.name, raw.at);
+      this.say("warn", { job: job.name, timezone: job.schedule.timezone, slot: raw.utc }, `job ${job.name}: ${raw.note}`);
+    }
     return slot;
   }
 

@@ -144,6 +144,19 @@ jobs:
     );
     expect(kit.runsOf("fixed").map((r) => r.scheduled_for)).toEqual(["2026-11-01T05:30:00.000Z"]);
   });
+
+  it("one warning per job and DST change, not one per slot (every:1m has 120 slots in New York's overlap)", async () => {
+    const yaml = `
+jobs:
+  minutely: {command: "true", frequency: "every:1m", timezone: America/New_York, concurrency: allow}
+`;
+    const { kit, clock } = await kitAt(yaml, "2026-11-01T04:50:00.000Z");
+    for (let t = at("2026-11-01T04:50:00.000Z"); t <= at("2026-11-01T07:10:00.000Z"); t += 30_000) clock.set(t);
+    expect(kit.runsOf("minutely").length).toBeGreaterThan(130);
+    const notes = kit.log.entries.filter((e) => e.level === "warn" && /DST/.test(e.msg));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]!.msg).toMatch(/^job minutely: .*occurs twice \(DST overlap\)/);
+  });
 });
 
 const ICS = (summary: string) =>
