@@ -159,6 +159,39 @@ describe("sendMail", () => {
     expect(r.error).not.toContain("wrong-pass");
   });
 
+  it("cuts the connection of a server that trickles its reply past the overall time limit", async () => {
+    let closed = false;
+    const trickles: NodeJS.Timeout[] = [];
+    const slow = createServer((c) => {
+      c.on("close", () => (closed = true));
+      c.on("error", () => {});
+      c.write("220 slow\r\n");
+      let data = false;
+      c.on("data", (d) => {
+        const l = d.toString();
+        if (data) {
+          if (/\r\n\.\r\n$/.test(l)) trickles.push(setInterval(() => c.writable && c.write("2"), 100)); // never ends its line
+        } else if (/^EHLO/i.test(l)) c.write("250 hi\r\n");
+        else if (/^(MAIL|RCPT)/i.test(l)) c.write("250 ok\r\n");
+        else if (/^DATA/i.test(l)) {
+          data = true;
+          c.write("354 go\r\n");
+        }
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    try {
+      const r = await sendMail(mailer({ port: (slow.address() as AddressInfo).port, username: undefined }), { to: "o@x.org", subject: "s", text: "t" }, live());
+      expect(r).toMatchObject({ ok: false, retryable: true, error: expect.stringMatching(/no response within 300 ms \(timed out\)$/) });
+      // Before, nodemailer's close() left this socket open for as long as the server went on.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(closed).toBe(true);
+    } finally {
+      for (const t of trickles) clearInterval(t);
+      slow.close();
+    }
+  });
+
   it("retries a server that hangs up before its greeting (no reply, no error code)", async () => {
     const rude = createServer((c) => c.end());
     await new Promise<void>((resolve) => rude.listen(0, "127.0.0.1", resolve));

@@ -1,3 +1,4 @@
+import { connect, type Socket } from "node:net";
 import type { IntegrationConfig } from "../config/types.js";
 import { SvcError } from "../shared/svcError.js";
 import { toError } from "../shared/toError.js";
@@ -141,10 +142,23 @@ export async function sendMail(
   // Loaded on the first mail: only SMTP integrations need it, and every daemon start paid ~15 ms for it.
   const { default: nodemailer } = await import("nodemailer");
   if (opts.signal.aborted) throw new DeliveryInterrupted();
+  // The connection's socket, ours to destroy: nodemailer's close() of a single-mail transport does not end
+  // a connection whose server keeps trickling bytes, so each timed-out attempt left one open. We open it;
+  // nodemailer speaks SMTP over it (greeting timeout, STARTTLS) as over its own. Port 465 (TLS from the
+  // first byte) keeps nodemailer's own connection.
+  let socket: Socket | null = null;
   const transporter = nodemailer.createTransport({
     host: integration.host ?? undefined,
     port,
     secure: port === 465,
+    ...(port === 465
+      ? {}
+      : {
+          getSocket: (_options: unknown, callback: (err: Error | null, socketOptions?: { connection: Socket }) => void) => {
+            socket = connect({ host: integration.host ?? "localhost", port });
+            callback(null, { connection: socket });
+          },
+        }),
     auth: integration.username
       ? { user: integration.username, pass: integration.password ?? "" }
       : undefined,
@@ -154,13 +168,17 @@ export async function sendMail(
     dnsTimeout: opts.timeoutMs,
   });
   let timer: NodeJS.Timeout | undefined;
-  const onAbort = () => transporter.close();
+  const cut = () => {
+    transporter.close();
+    (socket as Socket | null)?.destroy();
+  };
+  const onAbort = cut;
   opts.signal.addEventListener("abort", onAbort, { once: true });
   try {
     // socketTimeout is an inactivity limit; this bounds a server that trickles.
     const overall = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        transporter.close();
+        cut();
         reject(Object.assign(new Error("overall timeout"), { code: "ETIMEDOUT" }));
       }, opts.timeoutMs * 3);
     });
@@ -188,7 +206,7 @@ export async function sendMail(
   } finally {
     clearTimeout(timer);
     opts.signal.removeEventListener("abort", onAbort);
-    transporter.close();
+    cut();
   }
 }
 
