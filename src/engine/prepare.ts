@@ -23,8 +23,9 @@ export function prepareSpawn(ctx: EngineContext, run: RunRecord, job: JobConfig,
   // Every output of the direct upstreams in this cycle is exported as SVC_OUTPUT_*.
   if (job.upstreams.length > 0) {
     const upstreams = new Set(job.upstreams);
+    // Newest first: the first value of each (job, name) is the latest attempt's, and it stays.
     for (const row of ctx.store.outputs.search({ cycle_id: run.cycle_id }, 10_000, 0).rows) {
-      if (upstreams.has(row.job_name)) values.set(row.job_name, row.var_name, row.value);
+      if (upstreams.has(row.job_name) && values.get(row.job_name, row.var_name) === undefined) values.set(row.job_name, row.var_name, row.value);
     }
   }
   // Every declared param is exported (empty when it has no value); the values are the run's own,

@@ -12,6 +12,26 @@ afterEach(async () => {
 const last = (k: Kit, job: string) => k.runsOf(job).at(-1);
 
 describe("dependency triggering and output passing", () => {
+  it("passes on the outputs of the attempt that succeeded, not those of a failed attempt before it", async () => {
+    kit = await engineKit(`
+jobs:
+  extract:
+    command: "if [ -f marker ]; then echo 7; else touch marker; echo 5; exit 1; fi"
+    retries: 1
+    retry_delay: "fixed:10ms"
+    output: {rows: last_line}
+  transform:
+    command: "echo got {{ outputs.extract.rows }} env $SVC_OUTPUT_EXTRACT_ROWS"
+    frequency: after:extract
+`);
+    const run = kit.engine.runNow("extract", { triggeredBy: "cli" });
+    const done = await kit.waitRun(run.id, ["SUCCESS", "FAILED"]);
+    expect([done.status, done.attempt]).toEqual(["SUCCESS", 2]);
+    expect(kit.store.outputs.forRun(run.id).map((o) => o.value)).toEqual(["5", "7"]);
+    const t = await kit.waitFor("transform", () => kit!.runsOf("transform").find((r) => r.status === "SUCCESS" || r.status === "FAILED"));
+    expect(kit.lines(t.id, ["stdout"])).toEqual(["--- attempt 1 ---", "got 7 env 7"]);
+  });
+
   it("runs b after a in the same cycle with a's output in command and env", async () => {
     kit = await engineKit(`
 jobs:
