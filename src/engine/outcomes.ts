@@ -322,6 +322,10 @@ class Decision {
       }
       const live = inCycle.some((r) => r.job_name === name && r.status !== "FAILED" && r.status !== "SKIPPED");
       if (live) continue;
+      // An upstream skipped in this cycle (on_failure: skip) keeps the job's gate shut for good: a run
+      // made now would wait PENDING forever. Its SKIPPED row, if any, says why. A retried upstream that
+      // succeeds since is the latest run of its job, and opens the way again.
+      if (job.upstreams.some((u) => latestOf(inCycle, u)?.status === "SKIPPED")) continue;
       this.push({
         kind: "create",
         run: { job_name: name, trigger: "dependency", triggered_by: run.job_name, cycle_id: run.cycle_id, tags: job.tags, ...fromCycle(run, job) },
@@ -410,4 +414,11 @@ class Decision {
  */
 function fromCycle(run: RunRecord, job: JobConfig): Pick<NewRun, "scheduled_at" | "backfill_id" | "params" | "secretParams"> {
   return { scheduled_at: run.scheduled_at, backfill_id: run.backfill_id, params: defaultParams(job.params), secretParams: secretParamNames(job.params) };
+}
+
+/** The job's newest run among `runs`. */
+function latestOf(runs: readonly RunRecord[], job: string): RunRecord | undefined {
+  let latest: RunRecord | undefined;
+  for (const r of runs) if (r.job_name === job && (latest === undefined || r.id > latest.id)) latest = r;
+  return latest;
 }

@@ -183,6 +183,37 @@ jobs:
     expect([c.status, c.error]).toEqual(["SKIPPED", "upstream skipped: b"]);
   });
 
+  it("skip, then a sibling upstream of the same join succeeds: the join keeps its one SKIPPED row, nothing waits PENDING", async () => {
+    const yaml = `
+jobs:
+  root:
+    command: "true"
+  a:
+    command: "exit 1"
+    depends_on: [root]
+    on_failure: skip
+  b:
+    command: "sleep 0.5"
+    depends_on: [root]
+  c:
+    command: "echo c"
+    depends_on: [a, b]
+`;
+    kit = await engineKit(yaml);
+    const r = kit.engine.runNow("root", { triggeredBy: "cli" });
+    await kit.waitRun(r.id, ["SUCCESS"]);
+    const b = await kit.waitFor("b", () => kit!.runsOf("b")[0]);
+    await kit.waitRun(b.id, ["SUCCESS"]);
+    await kit.waitFor("the queue idle", () => kit!.engine.counts().waiting === 0 && kit!.engine.counts().running === 0);
+    expect(kit.runsOf("c").map((x) => [x.status, x.error, x.cycle_id === r.cycle_id])).toEqual([["SKIPPED", "upstream skipped: a", true]]);
+    // A person runs a again in the cycle, and it succeeds: the way is open again, and c runs.
+    kit.reloadYaml(yaml.replace('command: "exit 1"', 'command: "true"'));
+    const again = kit.engine.runNow("a", { triggeredBy: "cli", cycleId: r.cycle_id });
+    await kit.waitRun(again.id, ["SUCCESS"]);
+    const c2 = await kit.waitFor("c to run", () => kit!.runsOf("c").find((x) => x.status === "SUCCESS"));
+    expect(c2.cycle_id).toBe(r.cycle_id);
+  });
+
   it("alert: FAILED, on_failure fires, dependents not triggered", async () => {
     kit = await engineKit(chain("alert"));
     const a = kit.engine.runNow("a", { triggeredBy: "cli" });
