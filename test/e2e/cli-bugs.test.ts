@@ -251,3 +251,15 @@ describe("bugs 5 and 6: config errors (svc validate, no daemon)", () => {
     }
   });
 });
+
+describe("a user name and password in --addr or SVC_ADDR", () => {
+  it("are sent as Basic auth but never shown: not in errors, nor in a bad address's message", async () => {
+    const unreachable = await runSvc(["--addr", "http://admin:s3cret-pw@127.0.0.1:1/", "status"]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain("cannot reach the daemon at http://127.0.0.1:1/");
+    const bad = await runSvc(["status"], { env: { SVC_ADDR: "ftp://admin:s3cret-pw@127.0.0.1:1/" } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/must be an http:\/\/ or https:\/\/ address/);
+    for (const r of [unreachable, bad]) expect(r.stdout + r.stderr).not.toContain("s3cret-pw");
+  });
+});

@@ -22,6 +22,13 @@ export class ApiError extends CliError {
 export function unauthorized(target: Target): ApiError {
   const where = describeTarget(target);
   const fix = "set SVC_TOKEN to one of the tokens in auth.bearer.token_file of svcd.yaml (export SVC_TOKEN=...)";
+  if (target.kind === "http" && target.token === null && (target.url.username !== "" || target.url.password !== "")) {
+    return new ApiError(
+      `401 unauthorized: the daemon at ${where} rejected the user name and password of the address; check them against auth.basic in svcd.yaml`,
+      401,
+      "unauthorized",
+    );
+  }
   const sent = target.kind === "http" && target.token !== null;
   const what = sent ? `the daemon at ${where} rejected SVC_TOKEN` : `the daemon at ${where} requires a bearer token and SVC_TOKEN is not set`;
   return new ApiError(`401 unauthorized: ${what}; ${fix}`, 401, "unauthorized");

@@ -116,10 +116,10 @@ export function parseAddr(text: string, source: string, tls: TlsFiles = { ca: nu
   try {
     url = new URL(withScheme);
   } catch {
-    throw new UsageError(`${source}: "${text}" is not an address; use host:port or http(s)://host:port[/base_path]`);
+    throw new UsageError(`${source}: "${shownText(text)}" is not an address; use host:port or http(s)://host:port[/base_path]`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`${source}: "${text}" must be an http:// or https:// address`);
+    throw new UsageError(`${source}: "${shownText(text)}" must be an http:// or https:// address`);
   }
   url.search = "";
   url.hash = "";
@@ -145,7 +145,21 @@ function nonEmpty(s: string | undefined | null): string | null {
   return s === undefined || s === null || s.trim() === "" ? null : s.trim();
 }
 
-/** How a target reads in messages: the socket path or the URL. */
+/** How a target reads in messages: the socket path or the URL (without a user and password in it). */
 export function describeTarget(t: Target): string {
-  return t.kind === "unix" ? t.socketPath : t.url.href;
+  return t.kind === "unix" ? t.socketPath : shownUrl(t.url);
+}
+
+/** The URL as shown to people: a user name and password in it (sent as Basic auth) are left out. */
+export function shownUrl(url: URL): string {
+  if (url.username === "" && url.password === "") return url.href;
+  const shown = new URL(url.href);
+  shown.username = "";
+  shown.password = "";
+  return shown.href;
+}
+
+/** An address as written, for messages about it: `user:password@` left out. */
+function shownText(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/@\s]*@/i, "$1");
 }

@@ -17,7 +17,7 @@ import { acquirePidLock, LockHeldError } from "../../daemon/pidLock.js";
 import type { BackupResult } from "../../store/backup.js";
 import { clientFor, clientGlobals, DaemonClient } from "../client/index.js";
 import { shownPath } from "../client/present.js";
-import { NoDaemonError, projectPaths, type ClientGlobals } from "../client/target.js";
+import { NoDaemonError, projectPaths, shownUrl, type ClientGlobals } from "../client/target.js";
 import type { CliContext } from "../context.js";
 import { CliError, printJson, printLine } from "../output.js";
 
@@ -55,7 +55,7 @@ async function backup(ctx: CliContext, cmd: Command, file: string, json: boolean
       } else {
         const got = await slow.download("POST", "/api/db/backup", file);
         result = { path: file, bytes: got.bytes, schema_version: Number(got.headers["x-svc-schema-version"]), runs: Number(got.headers["x-svc-runs"]) };
-        how = `from the daemon at ${t.url.href} (online backup)`;
+        how = `from the daemon at ${shownUrl(t.url)} (online backup)`;
       }
     } finally {
       slow.close();

@@ -8,6 +8,7 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Command } from "commander";
 import { clientFor, clientGlobals } from "../client/index.js";
+import { shownUrl } from "../client/target.js";
 import type { CliContext } from "../context.js";
 import { printLine } from "../output.js";
 import { baseUrl } from "./lifecycle.js";
@@ -22,7 +23,7 @@ export function register(program: Command, ctx: CliContext): void {
       await client.get("/api/status"); // a clear "no daemon" before anything else
       client.close();
       const t = client.target;
-      const url = t.kind === "http" ? t.url.href : await baseUrl(ctx, clientGlobals(cmd), t.projectFile!, t.dataDir!);
+      const url = t.kind === "http" ? shownUrl(t.url) : await baseUrl(ctx, clientGlobals(cmd), t.projectFile!, t.dataDir!);
       printLine(ctx.output, url);
       if (opts.print) return;
       const opener = browserCommand(ctx.env);
