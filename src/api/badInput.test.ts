@@ -140,11 +140,39 @@ describe("paths and queries", () => {
     expect((await k.get(`/api/db/job_runs?page=${MAX_PAGE}`)).body).toMatchObject({ rows: [], page: MAX_PAGE });
   });
 
-  it("GET /ws/logs/:id without an upgrade is 404", async () => {
-    const r = await k.get("/ws/logs/1");
+  it("GET /ws/logs/:id without an upgrade is 404, and its message names the path without the query (a token there)", async () => {
+    const r = await k.get("/ws/logs/1?token=SECRET-TOKEN");
     expect(r.status).toBe(404);
     expect(r.body).toEqual(errorBody("not_found"));
-    expect(r.body.error.message).toMatch(/WebSocket/);
+    expect(r.body.error.message).toBe("/ws/logs/1 is a WebSocket endpoint: connect with an Upgrade: websocket request");
+  });
+
+  it("instants before 1970 are served; past the years 0000-9999 they are 400 naming the field, never 500", async () => {
+    const old = await k.get("/api/upcoming?from=1969-12-30T00:00:00Z&days=1");
+    expect(old.status).toBe(200);
+    for (const url of [
+      "/api/upcoming?from=%2B275760-09-12T00:00:00Z",
+      "/api/upcoming?from=%2B010000-01-01T00:00:00Z",
+      "/api/timeline?to=-271821-04-20T00:00:00Z",
+      "/api/timeline?from=%2B010000-01-01T00:00:00Z&to=%2B010000-01-02T00:00:00Z",
+      "/api/audit?since=%2B010000-01-01T00:00:00Z",
+      "/api/db/job_runs?until=%2B010000-01-01T00:00:00Z",
+    ]) {
+      const r = await k.get(url);
+      expect(r.status, url).toBe(400);
+      expect(r.body, url).toEqual(errorBody("bad_request"));
+      expect(r.body.error.message, url).toMatch(/between the years 0000 and 9999/);
+    }
+    // The upcoming window stops at the last instant a four-digit year can write.
+    const late = await k.get("/api/upcoming?from=9999-12-30T00:00:00Z&days=7");
+    expect(late.status).toBe(200);
+    expect(late.body.to).toBe("9999-12-31T23:59:59.999Z");
+  });
+
+  it("a backup path with a NUL character is 400, never 500", async () => {
+    const r = await k.post("/api/db/backup", { path: "/tmp/a\u0000b" });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual(errorBody("bad_request"));
   });
 
   it("path traversal in job names never reaches a lookup", async () => {

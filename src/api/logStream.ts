@@ -5,6 +5,7 @@ import type { LogLine } from "../store/types.js";
 import { toError } from "../shared/toError.js";
 import type { ApiDeps } from "./deps.js";
 import { notFound } from "./errors.js";
+import { pathOf } from "./hooks.js";
 import { runIdSchema } from "./schemas.js";
 
 /**
@@ -66,7 +67,7 @@ export function logStreamRoute(app: FastifyInstance, deps: ApiDeps, opts: LogStr
         params: { type: "object", required: ["run_id"], properties: { run_id: runIdSchema } },
       },
       preHandler: async (request) => {
-        if (!request.ws) throw notFound(`${request.url} is a WebSocket endpoint: connect with an Upgrade: websocket request`);
+        if (!request.ws) throw notFound(`${pathOf(request)} is a WebSocket endpoint: connect with an Upgrade: websocket request`);
       },
     },
     (socket, request) => {

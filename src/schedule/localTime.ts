@@ -28,23 +28,24 @@ const SEARCH_MS = 18 * HOUR_MS;
 
 export function resolveWall(zone: ZoneInfo, wall: number): Resolution {
   const segs = zone.segments(wall - SEARCH_MS, wall + SEARCH_MS);
-  let first = -1;
-  let second = -1;
-  let gapAt = -1;
+  // null, not -1, for "none": an instant before 1970 is a negative number.
+  let first: number | null = null;
+  let second: number | null = null;
+  let gapAt: number | null = null;
   for (let i = 0; i < segs.length; i++) {
     const s = segs[i]!;
     const at = wall - s.offsetMs;
     if (at >= s.start && at < s.end) {
-      if (first < 0) first = at;
-      else if (second < 0) second = at;
+      if (first === null) first = at;
+      else if (second === null) second = at;
     } else if (i > 0) {
       // Between segment i-1 and i the clock jumps from (start + previous
       // offset) to (start + this offset); a forward jump skips those walls.
       const prev = segs[i - 1]!;
-      if (wall >= s.start + prev.offsetMs && wall < s.start + s.offsetMs && gapAt < 0) gapAt = s.start;
+      if (wall >= s.start + prev.offsetMs && wall < s.start + s.offsetMs && gapAt === null) gapAt = s.start;
     }
   }
-  if (first >= 0) return second >= 0 ? { kind: "overlap", at: first, later: second } : { kind: "exact", at: first };
-  if (gapAt >= 0) return { kind: "gap", at: gapAt };
+  if (first !== null) return second !== null ? { kind: "overlap", at: first, later: second } : { kind: "exact", at: first };
+  if (gapAt !== null) return { kind: "gap", at: gapAt };
   throw new Error(`schedule: cannot place wall time ${new Date(wall).toISOString()} in ${zone.name}`);
 }

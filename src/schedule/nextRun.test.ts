@@ -246,3 +246,11 @@ describe("cron slots decades apart", () => {
     expect(nextRun(cronSpec("0 * * 2 1#5", "Asia/Kathmandu"), at("2072-03-01T00:00:00Z"))?.local).toMatch(/^2112-02-29T00:00:00\+05:45 /);
   });
 });
+
+describe("instants before 1970 (negative epoch milliseconds)", () => {
+  it("are placed like any other: a daily slot, a zone's DST, a cron expression", () => {
+    expect(nextRun(spec("daily", "UTC", "0230"), at("1969-12-30T00:00:00Z"))?.utc).toBe("1969-12-30T02:30:00.000Z");
+    expect(nextRun(spec("daily", "America/New_York", "0230"), at("1969-07-01T00:00:00Z"))?.utc).toBe("1969-07-01T06:30:00.000Z");
+    expect(utcRuns(cronSpec("0 0 * * 1", "Europe/Paris"), "1969-12-25T00:00:00Z", 2)).toEqual(["1969-12-28T23:00:00.000Z", "1970-01-04T23:00:00.000Z"]);
+  });
+});

@@ -10,3 +10,15 @@ export function parseInstant(text: string): number | null {
   const ms = Date.parse(text);
   return Number.isNaN(ms) ? null : ms;
 }
+
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the instants ISO 8601's four-digit years can write. */
+export const MIN_INSTANT_MS = -62_167_219_200_000;
+export const MAX_INSTANT_MS = 253_402_300_799_999;
+
+/**
+ * Whether an instant has a four-digit year. Past them `toISOString` writes `+010000-...` (which sorts
+ * before `2026-...` as text, as timestamps are stored and compared) or throws (past ±275,760 years).
+ */
+export function inIsoRange(ms: number): boolean {
+  return ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
+}

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { AlertStatus, LogStream, PageRequest, RunStatus, Trigger } from "./types.js";
 import { InvalidQueryError } from "./errors.js";
 import { LOG_STREAMS, MAX_OFFSET, MAX_PAGE, RUN_STATUSES, TRIGGERS } from "./types.js";
+import { inIsoRange } from "../shared/instant.js";
 
 export type Db = Database.Database;
 export type Stmt = Database.Statement;
@@ -106,7 +107,7 @@ export const normAlertStatus = (s: string): AlertStatus =>
 /** An instant or date for since/until, normalised to the stored ISO form so string comparison orders correctly. */
 export function normInstant(what: string, s: string): string {
   const ms = Date.parse(s);
-  if (Number.isNaN(ms)) throw new InvalidQueryError(`${what} must be an ISO 8601 date or instant, got "${s}"`);
+  if (Number.isNaN(ms) || !inIsoRange(ms)) throw new InvalidQueryError(`${what} must be an ISO 8601 date or instant between the years 0000 and 9999, got "${s}"`);
   return new Date(ms).toISOString();
 }
 

@@ -54,6 +54,7 @@ export function backupRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const path = request.body?.path;
       if (path !== undefined) {
         if (!isAbsolute(path)) throw badRequest(`path: "${path}" must be an absolute path on the daemon's machine`);
+        if (path.includes("\0")) throw badRequest("path: a file path cannot hold a NUL character");
         return await backupOrExplain(deps, path);
       }
       // Its own name: two downloads in the same millisecond shared one file, and the first to be

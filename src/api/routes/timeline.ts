@@ -5,6 +5,7 @@ import type { ApiDeps } from "../deps.js";
 import { badRequest } from "../errors.js";
 import type { RunChanges } from "../runChanges.js";
 import { jobNameSchema, runRecordSchema, TAG_PATTERN } from "../schemas.js";
+import { inIsoRange, MIN_INSTANT_MS } from "../../shared/instant.js";
 
 /**
  * The dashboard's timeline: the runs overlapping a window (`GET
@@ -89,8 +90,10 @@ function selectedJobs(project: ProjectConfig, f: Filters): { names: string[]; on
 
 function parseInstant(field: string, value: string): number {
   const ms = Date.parse(value);
-  if (Number.isNaN(ms)) {
-    throw badRequest(`query "${field}" must be an ISO 8601 instant or date, got "${value}"`, [{ in: "query", field, message: "must be an ISO 8601 instant or date" }]);
+  if (Number.isNaN(ms) || !inIsoRange(ms)) {
+    throw badRequest(`query "${field}" must be an ISO 8601 instant or date between the years 0000 and 9999, got "${value}"`, [
+      { in: "query", field, message: "must be an ISO 8601 instant or date between the years 0000 and 9999" },
+    ]);
   }
   return ms;
 }
@@ -136,7 +139,7 @@ export function timelineRoutes(app: FastifyInstance, deps: ApiDeps, changes: Run
       const { from, to, limit, ...f } = request.query;
       const now = Date.now();
       const toMs = to === undefined ? now : parseInstant("to", to);
-      const fromMs = from === undefined ? toMs - TIMELINE_DEFAULT_MS : parseInstant("from", from);
+      const fromMs = from === undefined ? Math.max(MIN_INSTANT_MS, toMs - TIMELINE_DEFAULT_MS) : parseInstant("from", from);
       if (fromMs >= toMs) throw badRequest(`"from" (${new Date(fromMs).toISOString()}) must be before "to" (${new Date(toMs).toISOString()})`);
       if (toMs - fromMs > TIMELINE_MAX_WINDOW_MS) {
         throw badRequest(`the window from "from" to "to" is ${Math.ceil((toMs - fromMs) / HOUR_MS)} h long; at most 31 days (744 h) are allowed: narrow it`);

@@ -4,6 +4,7 @@ import { slotsBetween } from "../../schedule/nextRun.js";
 import type { ApiDeps } from "../deps.js";
 import { badRequest } from "../errors.js";
 import { jobNameSchema, TAG_PATTERN } from "../schemas.js";
+import { inIsoRange, MAX_INSTANT_MS } from "../../shared/instant.js";
 
 /**
  * `GET /api/upcoming`: the next slots of every scheduled job over the next
@@ -99,13 +100,13 @@ export function upcomingRoutes(app: FastifyInstance, deps: ApiDeps): void {
       let from = Date.now();
       if (request.query.from !== undefined) {
         from = Date.parse(request.query.from);
-        if (Number.isNaN(from)) {
-          throw badRequest(`query "from" must be an ISO 8601 instant or date, got "${request.query.from}"`, [
-            { in: "query", field: "from", message: "must be an ISO 8601 instant or date" },
+        if (Number.isNaN(from) || !inIsoRange(from)) {
+          throw badRequest(`query "from" must be an ISO 8601 instant or date between the years 0000 and 9999, got "${request.query.from}"`, [
+            { in: "query", field: "from", message: "must be an ISO 8601 instant or date between the years 0000 and 9999" },
           ]);
         }
       }
-      const to = from + days * DAY_MS;
+      const to = Math.min(from + days * DAY_MS, MAX_INSTANT_MS);
       const paused = new Set(deps.store.jobState.pausedJobs());
       const match = q?.toLowerCase() ?? "";
       const jobs: { name: string; timezone: string; frequency: string; paused: boolean; slots: number; more: boolean }[] = [];
