@@ -192,6 +192,10 @@ log:
     // RBAC applies to the upgrade too: the auditor role has no GET /ws/** rule.
     const auditor = await wsOpen(url, { protocols: [`bearer.${T.auditor}`] });
     expect(auditor.ok ? 101 : auditor.status).toBe(403);
+
+    // The subprotocol authenticates a WebSocket handshake only, not a plain request that names it.
+    const plain = await call(t, "GET", "/api/status", { headers: { upgrade: "websocket", connection: "close", "sec-websocket-protocol": `bearer.${T.viewer}` } });
+    expect(plain.status).toBe(401);
   });
 
   it("answers malformed Authorization headers with 401 and keeps serving", async () => {

@@ -63,9 +63,21 @@ export function mayCall(request: FastifyRequest, method: string, path: string): 
   return true;
 }
 
+/**
+ * A real WebSocket handshake (what Node hands the WebSocket server as an upgrade): GET, `Upgrade:
+ * websocket`, `Connection: upgrade` and a key. An `Upgrade` header alone on a plain request is not one,
+ * and must not make the `bearer.<token>` subprotocol a way to authenticate any route.
+ */
 function isUpgrade(request: FastifyRequest): boolean {
-  const h = request.headers.upgrade;
-  return typeof h === "string" && h.toLowerCase() === "websocket";
+  const { upgrade, connection } = request.headers;
+  return (
+    request.method === "GET" &&
+    typeof upgrade === "string" &&
+    upgrade.toLowerCase() === "websocket" &&
+    typeof connection === "string" &&
+    /(^|,)\s*upgrade\s*(,|$)/i.test(connection) &&
+    typeof request.headers["sec-websocket-key"] === "string"
+  );
 }
 
 /**
