@@ -32,10 +32,10 @@ export function gatherFacts(ctx: EngineContext, run: RunRecord, gateOpen: () => 
 }
 
 /** The RUNNING (an attempt in flight) and RETRYING (waiting) runs of a job, except `exceptId`. */
-export function activeRunsOf(ctx: EngineContext, job: string, exceptId = -1): { id: number; status: RunStatus }[] {
-  const out: { id: number; status: RunStatus }[] = [];
-  for (const a of ctx.attempts.values()) if (a.job.name === job && a.run.id !== exceptId) out.push({ id: a.run.id, status: "RUNNING" });
-  for (const w of ctx.waiting.values()) if (w.job === job && w.status === "RETRYING" && w.id !== exceptId) out.push({ id: w.id, status: "RETRYING" });
+export function activeRunsOf(ctx: EngineContext, job: string, exceptId = -1): { id: number; status: RunStatus; pid: number | null }[] {
+  const out: { id: number; status: RunStatus; pid: number | null }[] = [];
+  for (const a of ctx.attempts.values()) if (a.job.name === job && a.run.id !== exceptId) out.push({ id: a.run.id, status: "RUNNING", pid: a.pid });
+  for (const w of ctx.waiting.values()) if (w.job === job && w.status === "RETRYING" && w.id !== exceptId) out.push({ id: w.id, status: "RETRYING", pid: null });
   return out;
 }
 

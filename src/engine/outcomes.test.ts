@@ -92,7 +92,7 @@ interface World {
   paused?: string[];
   previous?: RunStatus | null;
   /** The job's other active runs; undefined: decide must not ask. */
-  others?: { id: number; status: RunStatus }[];
+  others?: { id: number; status: RunStatus; pid?: number | null }[];
   gate?: boolean;
   /** The run's backfill facts; undefined: decide must not ask. */
   backfill?: BackfillFacts | null;
@@ -109,7 +109,7 @@ function factsOf(w: World, run: RunRecord): Facts {
     cycle: { halted: w.halted ?? false, runs: w.cycle ? () => w.cycle! : mustNotAsk("the cycle's runs") },
     downstreams: { of: (j) => index.get(j) ?? [], job: (n) => w.project.jobs.get(n), paused: (n) => (w.paused ?? []).includes(n) },
     previousStatus: w.previous === undefined ? mustNotAsk("the previous status") : () => w.previous!,
-    othersActive: w.others ? () => w.others! : mustNotAsk("the job's other runs"),
+    othersActive: w.others ? () => w.others!.map((o) => ({ pid: null, ...o })) : mustNotAsk("the job's other runs"),
     gateOpen: w.gate === undefined ? mustNotAsk("the gate") : () => w.gate!,
     backfill: w.backfill === undefined ? mustNotAsk("the backfill") : () => w.backfill!,
   };

@@ -74,7 +74,7 @@ export interface Facts {
   /** Status of the job's most recent finished run (for `only_after_failure`; asked only when the job has such an entry). */
   previousStatus(): RunStatus | null;
   /** The job's other RUNNING or RETRYING runs (for the concurrency policy). */
-  othersActive(): readonly { id: number; status: RunStatus }[];
+  othersActive(): readonly { id: number; status: RunStatus; pid: number | null }[];
   /** CONTRACT §3's dependency gate of a PENDING run (checked after the halted cycle, before concurrency). */
   gateOpen(): boolean;
   /**
@@ -149,12 +149,14 @@ class Decision {
       duration_ms: Math.max(0, finishedAt - Date.parse(run.started_at ?? finished)),
       pid: null,
     };
-    // The job's lock is released in the same write as its last_success / last_failure.
+    // The job's lock is released in the same write as its last_success / last_failure, or passed to
+    // another of its runs still running (concurrency allow, a replaced run slow to go).
+    const lock = job.concurrency === "forbid" ? null : (this.facts.othersActive().find((o) => o.status === "RUNNING" && o.pid !== null)?.pid ?? null);
     if (result.ok) {
       // Only an `only_after_failure` entry reads the previous status: other jobs skip the query.
       const previous = (job.notify.on_success ?? []).some((e) => e.onlyAfterFailure) ? this.facts.previousStatus() : null;
       const done = this.transition(run, "SUCCESS", { ...patch, error: result.hc === "warn" ? result.error : null });
-      this.push({ kind: "jobState", job: job.name, patch: { lock_pid: null, last_success: finished } });
+      this.push({ kind: "jobState", job: job.name, patch: { lock_pid: lock, last_success: finished } });
       this.push({ kind: "notify", event: "on_success", runId: run.id, previousStatus: previous });
       // A healthcheck that fails with warn_only fires the on_sla_breach event (SPEC).
       if (result.hc === "warn") this.push({ kind: "notify", event: "on_sla_breach", runId: run.id, previousStatus: null });
@@ -162,7 +164,7 @@ class Decision {
       return;
     }
     const failed = this.transition(run, "FAILED", { ...patch, error: result.error });
-    this.push({ kind: "jobState", job: job.name, patch: { last_failure: finished, lock_pid: null } });
+    this.push({ kind: "jobState", job: job.name, patch: { last_failure: finished, lock_pid: lock } });
     this.afterFailure(failed, job, result.retryable);
   }
 

@@ -28,3 +28,18 @@ describe("engine.clearLock", () => {
     expect(kit.store.jobState.get("slow")!.lock_pid).toBe(running.pid);
   });
 });
+
+describe("lock_pid with more than one run of a job", () => {
+  it("goes to the run still running when another ends, and to null when the last one ends", async () => {
+    const kit = await startKit(`jobs:\n  both:\n    command: "if [ -f first ]; then sleep 0.3; else touch first; sleep 1.5; fi"\n    concurrency: allow\n`);
+    const slow = kit.engine.runNow("both", { triggeredBy: "cli" });
+    const slowRunning = await kit.waitFor("the slow run RUNNING", () => (kit.store.runs.get(slow.id)?.status === "RUNNING" ? kit.store.runs.get(slow.id) : null));
+    const fast = kit.engine.runNow("both", { triggeredBy: "cli" });
+    await kit.waitRun(fast.id, ["SUCCESS"]);
+    expect(kit.store.runs.get(slow.id)!.status).toBe("RUNNING");
+    // The job is still locked, by the run that still runs.
+    expect(kit.store.jobState.get("both")!.lock_pid).toBe(slowRunning.pid);
+    await kit.waitRun(slow.id, ["SUCCESS"]);
+    expect(kit.store.jobState.get("both")!.lock_pid).toBeNull();
+  });
+});
