@@ -172,6 +172,34 @@ describe("a daemon that dies", () => {
     expect(run.status === "FAILED" || run.status === "RETRYING" || run.status === "RUNNING").toBe(true);
   });
 
+  it("killed while `svc stop` waits for its runs to drain: stop says so at once, not after its timeout", async () => {
+    const p = project({ "svc.yaml": SLOW });
+    await p.start();
+    const pid = p.pid()!;
+    await p.svc(["run", "slow", "--json"]);
+    const stop = spawnSvc(p, ["stop", "--timeout", "60"]);
+    try {
+      await until("stop to wait for the slow run", () => stop.stderr().includes("waiting for 1 running job"), 20_000);
+      const t0 = Date.now();
+      process.kill(pid, "SIGKILL");
+      expect(await stop.exited).toBe(1);
+      expect(Date.now() - t0).toBeLessThan(30_000); // well before --timeout
+      expect(stop.stderr()).toContain(`svc: the daemon (pid ${pid}) ended without finishing its stop (killed, or it crashed: see its log)`);
+    } finally {
+      stop.kill("SIGKILL");
+    }
+    await reaped(pid);
+  });
+
+  it("restart refuses --addr and SVC_ADDR: it would stop that daemon and start this project's", async () => {
+    const p = project({ "svc.yaml": SLOW });
+    for (const r of [await p.svc(["--addr", "127.0.0.1:1", "restart"]), await p.svc(["restart"], { env: { SVC_ADDR: "127.0.0.1:1" } })]) {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^svc: svc restart restarts this project's daemon on this machine; it does not take --addr or SVC_ADDR/);
+    }
+    expect(p.pid()).toBeNull();
+  });
+
   it("stop --force kills running jobs and returns promptly", async () => {
     const p = project({ "svc.yaml": SLOW });
     await p.start();

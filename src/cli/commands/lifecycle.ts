@@ -47,9 +47,15 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--force", "kill running jobs now instead of waiting for them")
     .option("--timeout <seconds>", "how long to wait for the daemon to exit", "120")
     .action(async (opts: StopOpts, cmd: Command) => {
+      // `svc start` starts this project's daemon on this machine: a remote one (--addr, SVC_ADDR) would be
+      // stopped, and another started here.
+      const g = clientGlobals(cmd);
+      if (g.addr !== undefined || (ctx.env.SVC_ADDR ?? "").trim() !== "") {
+        throw new UsageError("svc restart restarts this project's daemon on this machine; it does not take --addr or SVC_ADDR: run `svc stop` there, then `svc start` where the daemon lives");
+      }
       const r = await stop(ctx, cmd, opts);
       if (r.pid !== null) note(ctx, `stopped the daemon (pid ${r.pid}); starting it again`);
-      await start(ctx, clientGlobals(cmd));
+      await start(ctx, g);
     });
 
   program
@@ -243,6 +249,13 @@ async function stop(ctx: CliContext, cmd: Command, opts: StopOpts): Promise<{ pi
   for (;;) {
     const gone = local ? !holdsLock(pidFile, info.pid) : !(await stillAnswers(client));
     if (gone) break;
+    if (local && !alive(info.pid)) {
+      // Killed, or crashed, while stopping: its pid file stays; the next start takes the stale lock over.
+      client.close();
+      throw new CliError(
+        `the daemon (pid ${info.pid}) ended without finishing its stop (killed, or it crashed: see its log); its runs are reconciled at the next \`svc start\``,
+      );
+    }
     if (Date.now() > deadline) {
       client.close();
       throw new CliError(
@@ -291,6 +304,16 @@ async function reportDrained(ctx: CliContext, client: DaemonClient, draining: Ma
     draining.delete(id);
     const run = await client.get<RunRecord>(`/api/runs/${id}`).catch(() => null);
     note(ctx, `${what} ended ${run?.status ?? ""}`.trim() + (draining.size > 0 ? `; still waiting for ${describeRuns(draining)}` : "; no job is running now"));
+  }
+}
+
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
