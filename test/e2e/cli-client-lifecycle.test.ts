@@ -213,3 +213,19 @@ describe("a daemon that dies", () => {
     expect(p.pid()).toBeNull();
   });
 });
+
+describe("svc logs JOB", () => {
+  it("logs JOB shows the run that is going on, not a newer one refused at once (SKIPPED by concurrency forbid)", async () => {
+    const p = project({ "svc.yaml": SLOW });
+    await p.start();
+    const first = JSON.parse((await p.svc(["run", "slow", "--json"])).stdout).run_id as number;
+    await until("ticks", async () => (await p.svc(["logs", "slow", "--run", String(first)])).stdout.includes("tick 2"), 20_000);
+    const second = await p.svc(["run", "slow", "--json"]);
+    expect(JSON.parse(second.stdout).status).toBe("SKIPPED");
+    const logs = await p.svc(["logs", "slow"]);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toContain("tick 2");
+    expect(logs.stderr).not.toMatch(/SKIPPED/);
+    await p.svc(["cancel", "slow"]);
+  });
+});
