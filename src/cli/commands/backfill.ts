@@ -213,19 +213,31 @@ async function follow(ctx: CliContext, client: DaemonClient, first: Backfill, js
     );
     bar.start(b.total, finished(b), counts(b));
   }
+  // Ctrl-C (or a TERM) while the bar shows: the terminal gets its cursor and line wrap back, then svc
+  // exits as the signal would have made it (the backfill goes on in the daemon).
+  const interrupted = (signal: NodeJS.Signals) => {
+    bar?.stop();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  if (bar) for (const s of ["SIGINT", "SIGTERM"] as const) process.once(s, interrupted);
   let last = "";
-  for (;;) {
-    if (bar) bar.update(finished(b), counts(b));
-    else if (!json) {
-      const line = `svc: backfill ${b.id} of ${b.job}: ${finished(b)}/${b.total} done (${b.by_status.SUCCESS} ok, ${b.by_status.FAILED} failed, ${b.by_status.SKIPPED} skipped), ${b.by_status.RUNNING + b.by_status.RETRYING} running`;
-      if (line !== last) ctx.output.err(`${line}\n`);
-      last = line;
+  try {
+    for (;;) {
+      if (bar) bar.update(finished(b), counts(b));
+      else if (!json) {
+        const line = `svc: backfill ${b.id} of ${b.job}: ${finished(b)}/${b.total} done (${b.by_status.SUCCESS} ok, ${b.by_status.FAILED} failed, ${b.by_status.SKIPPED} skipped), ${b.by_status.RUNNING + b.by_status.RETRYING} running`;
+        if (line !== last) ctx.output.err(`${line}\n`);
+        last = line;
+      }
+      if (b.done) break;
+      await new Promise((r) => setTimeout(r, POLL_MS));
+      b = await getBackfill(client, b.id);
     }
-    if (b.done) break;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-    b = await getBackfill(client, b.id);
+  } finally {
+    // Also when the daemon went away: the terminal gets its cursor and line wrap back.
+    bar?.stop();
+    for (const s of ["SIGINT", "SIGTERM"] as const) process.removeListener(s, interrupted);
   }
-  bar?.stop();
   if (json) printJson(ctx.output, b);
   else ctx.output.err(`svc: ${describe(b).replace(/\n {2}/g, "; ")}\n`);
   if (b.by_status.SUCCESS !== b.total) {
