@@ -19,6 +19,8 @@ export interface AttemptResult {
   error: string | null;
   /** False when a person or policy stopped it (cancel, replace, pipeline stop, shutdown). */
   retryable: boolean;
+  /** A person or policy stopped it: it ends FAILED whatever the job's on_failure (CONTRACT §3). */
+  stopped?: boolean;
 }
 
 export interface AttemptDeps {
@@ -145,7 +147,7 @@ export class Attempt {
     const exit = await main.exited;
     if (exit.spawnError !== null) {
       this.append("stderr", `svc: ${exit.spawnError}`);
-      return { exitCode: null, ok: false, hc: null, error: exit.spawnError, retryable: this.stopReason === null };
+      return { exitCode: null, ok: false, hc: null, error: exit.spawnError, retryable: this.stopReason === null, stopped: this.stopReason !== null };
     }
     // Outputs are captured after every attempt whose command exited, before the healthcheck (CONTRACT §3).
     this.storeOutputs(capture.finish(exit.code));
@@ -156,7 +158,7 @@ export class Attempt {
       error,
       retryable,
     });
-    if (this.stopReason !== null) return failed(this.stopReason, false);
+    if (this.stopReason !== null) return { ...failed(this.stopReason, false), stopped: true };
     if (exit.watchError) {
       this.append("stderr", `svc: ${exit.watchError}`);
       return failed(exit.watchError);
@@ -172,7 +174,7 @@ export class Attempt {
     const handle = this.spawn({ ...spec, command: hc.command }, hc.timeoutMs, (_s, line) => this.append("healthcheck", line));
     const exit = await handle.exited;
     if (this.stopReason !== null) {
-      return { exitCode: 0, ok: false, hc: null, error: this.stopReason, retryable: false };
+      return { exitCode: 0, ok: false, hc: null, error: this.stopReason, retryable: false, stopped: true };
     }
     if (exit.spawnError === null && exit.code === 0 && !exit.timedOut) {
       return { exitCode: 0, ok: true, hc: "pass", error: null, retryable: true };

@@ -165,7 +165,7 @@ class Decision {
     }
     const failed = this.transition(run, "FAILED", { ...patch, error: result.error });
     this.push({ kind: "jobState", job: job.name, patch: { last_failure: finished, lock_pid: lock } });
-    this.afterFailure(failed, job, result.retryable);
+    this.afterFailure(failed, job, result.retryable, result.stopped === true);
   }
 
   dispatchFailed(attemptNo: number, error: string): void {
@@ -237,8 +237,12 @@ class Decision {
     this.push({ kind: "start", runId: run.id, attemptNo: run.attempt });
   }
 
-  /** A FAILED attempt: retry while attempts remain (when `retryable`), else the job's failure policy. */
-  private afterFailure(run: RunRecord, job: JobConfig, retryable: boolean): void {
+  /**
+   * A FAILED attempt: retry while attempts remain (when `retryable`), else the job's failure policy. A run a
+   * person or policy stopped (cancel, replace, pipeline stop) ends FAILED (CONTRACT §3): on_failure's `skip`
+   * (SKIPPED, and its dependents) and `stop` (the cycle halted) are not for it; `alert` still tells.
+   */
+  private afterFailure(run: RunRecord, job: JobConfig, retryable: boolean, stopped = false): void {
     if (retryable && run.attempt < 1 + job.retries) {
       const at = this.now + retryDelayMs(job.retryDelay, run.attempt, this.random);
       this.transition(run, "RETRYING", { next_attempt_at: iso(at) });
@@ -248,7 +252,8 @@ class Decision {
       return;
     }
     // Its dependency-triggered jobs will not run in this cycle (on_failure: skip records SKIPPED rows instead).
-    if (job.onFailure !== "skip") this.notTriggered(run);
+    if (job.onFailure !== "skip" || stopped) this.notTriggered(run);
+    if (stopped && job.onFailure !== "alert") return;
     switch (job.onFailure) {
       case "alert":
         this.push({ kind: "notify", event: "on_failure", runId: run.id, previousStatus: null });

@@ -214,6 +214,31 @@ jobs:
     expect(c2.cycle_id).toBe(r.cycle_id);
   });
 
+  it("a cancelled run ends FAILED whatever on_failure says: skip makes no SKIPPED rows, stop halts no cycle", async () => {
+    const jobs = (policy: string) => `
+jobs:
+  w:
+    command: "sleep 30"
+    on_failure: ${policy}
+  after_w:
+    command: "echo after"
+    frequency: "after:w"
+`;
+    for (const policy of ["skip", "stop"]) {
+      kit = await engineKit(jobs(policy), { daemon: "executor:\n  kill_grace: 200ms\n" });
+      const r = kit.engine.runNow("w", { triggeredBy: "cli" });
+      await kit.waitRun(r.id, ["RUNNING"]);
+      kit.engine.cancel("w");
+      const done = await kit.waitRun(r.id, ["SUCCESS", "FAILED", "SKIPPED"]);
+      expect([done.status, done.error], policy).toEqual(["FAILED", "cancelled"]);
+      expect(kit.statusesOf(r.id), policy).toEqual(["PENDING", "RUNNING", "FAILED"]);
+      expect(kit.runsOf("after_w"), policy).toEqual([]);
+      expect(kit.engine.testSeam().ctx.halted.has(r.cycle_id), policy).toBe(false);
+      await kit.close();
+      kit = null;
+    }
+  });
+
   it("alert: FAILED, on_failure fires, dependents not triggered", async () => {
     kit = await engineKit(chain("alert"));
     const a = kit.engine.runNow("a", { triggeredBy: "cli" });
