@@ -169,6 +169,16 @@ describe("paths and queries", () => {
     expect(late.body.to).toBe("9999-12-31T23:59:59.999Z");
   });
 
+  it("requests Node's HTTP parser refuses (a URL over 16 KiB, a NUL in the request line) are answered in the error shape", async () => {
+    const long = await raw(`GET /api/status?q=${"x".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(long.status).toBe(431);
+    expect(JSON.parse(long.body)).toEqual(errorBody("bad_request"));
+    const nul = await raw("GET /api/st\u0000atus HTTP/1.1\r\nHost: x\r\n\r\n");
+    expect(nul.status).toBe(400);
+    expect(JSON.parse(nul.body)).toEqual(errorBody("bad_request"));
+    expect((await k.get("/api/status")).status).toBe(200);
+  });
+
   it("a backup path with a NUL character is 400, never 500", async () => {
     const r = await k.post("/api/db/backup", { path: "/tmp/a\u0000b" });
     expect(r.status).toBe(400);

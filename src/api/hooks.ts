@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import type { Duplex } from "node:stream";
 import type { Ajv, ValidateFunction } from "ajv";
 import type * as AjvModule from "ajv";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
@@ -83,6 +84,27 @@ export function validatorCompiler() {
 /** Errors Fastify meets before routing (bad percent-encoding in the URL...), in the same shape. */
 export function frameworkError(err: unknown, _request: FastifyRequest, reply: FastifyReply): void {
   sendError(reply, mapError(err) ?? new ApiError("bad_request", "the request could not be routed"));
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers or URL over 16 KiB, a NUL in the
+ * request line, a header timeout): answered in the catalogue's shape too, then the connection closed.
+ */
+export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", "the request's headers and URL are too large (at most 16 KiB together): send less in them"]
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", "the request did not arrive in time (api.timeouts)"]
+        : [400, "Bad Request", "the request is not valid HTTP"];
+  const body = JSON.stringify(new ApiError("bad_request", message).body());
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import { Authenticator, installAuthGate } from "./auth/index.js";
 import type { ApiDeps } from "./deps.js";
 import { ConfigWorker } from "./configWorker.js";
-import { frameworkError, validatorCompiler, installEnumNormalizer, installErrorHandling, installJsonParser, installRequestLog } from "./hooks.js";
+import { clientError, frameworkError, validatorCompiler, installEnumNormalizer, installErrorHandling, installJsonParser, installRequestLog } from "./hooks.js";
 import { WS_DEFAULT_HEARTBEAT_MS, WS_DEFAULT_MAX_BUFFERED } from "./logStream.js";
 import { collectRoutes } from "./openapi.js";
 import { allRoutes } from "./routes/index.js";
@@ -60,6 +60,7 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
     bodyLimit: BODY_LIMIT,
     logger: false,
     frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     // Job names are at most 64 characters; anything longer is answered 400 by the schema, not a router error.
     routerOptions: { maxParamLength: 1000 },
     // TLS (api.tls) and the header/request timeouts (api.timeouts).

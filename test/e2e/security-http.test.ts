@@ -97,6 +97,9 @@ auth:
       expect(ok.headers["access-control-allow-methods"]).toContain("POST");
       expect(ok.headers["access-control-allow-headers"]).toMatch(/Authorization/i);
       expect(ok.headers["access-control-allow-credentials"]).toBe("true");
+      // Without Access-Control-Request-Method it was a 400 in plain text, outside the error catalogue's shape.
+      const loose = await call(t, "OPTIONS", "/svc/api/jobs/hello/run", { headers: { origin: ORIGIN } });
+      expect(loose.status).toBe(204);
       const refused = await preflight("https://evil.example");
       expect(refused.status).toBe(401);
       expect(refused.headers["access-control-allow-origin"]).toBeUndefined();

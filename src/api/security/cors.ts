@@ -27,6 +27,7 @@ export async function installCors(app: FastifyInstance, cfg: DaemonConfig["api"]
     methods: ["GET", "HEAD", "POST"],
     allowedHeaders: ["Authorization", "Content-Type"],
     maxAge: 600,
-    strictPreflight: true,
+    // An OPTIONS without Access-Control-Request-Method is not a preflight: the router answers it (404 in the error shape).
+    strictPreflight: false,
   });
 }
