@@ -15,6 +15,7 @@ import { decide } from "./outcomes.js";
  */
 export async function reconcile(ctx: EngineContext, pump: () => void): Promise<{ lost: number; resumed: number }> {
   const lost = ctx.store.runs.byStatus(["RUNNING"]);
+  haltAgain(ctx, [...lost, ...ctx.store.runs.byStatus(["PENDING", "RETRYING"])]);
   await Promise.all(lost.map((run) => killLeftovers(ctx, run)));
   for (const run of lost) {
     // Read again: an earlier lost run's policy (skip, stop) may have changed it.
@@ -51,4 +52,26 @@ async function killLeftovers(ctx: EngineContext, run: RunRecord): Promise<void> 
   if (run.pid === null || !ownsGroup(run.pid, run.pid_start)) return;
   await killGroup(run.pid, ctx.daemon.executor.killGraceMs);
   ctx.log.warn({ job: run.job_name, run_id: run.id, pid: run.pid }, "killed the process group of a run lost by the previous daemon");
+}
+
+/** Ends of runs a person or policy stopped: not a failure that halts a cycle (see outcomes.ts). */
+const STOPPED = /^(cancelled|replaced by run \d+|pipeline stopped)$/;
+
+/**
+ * The cycles an `on_failure: stop` job halted before the restart (the engine keeps them in memory only):
+ * those of the runs still to go on, where a run of a job whose policy is `stop` ended FAILED (not
+ * stopped by a person or a policy) and no manual run or retry joined the cycle since (a person carrying
+ * on, as engine.runNow with a cycle and engine.retry do). Their runs then end as in a halted cycle.
+ */
+function haltAgain(ctx: EngineContext, active: readonly RunRecord[]): void {
+  for (const cycleId of new Set(active.map((r) => r.cycle_id))) {
+    const runs = ctx.store.runs.inCycle(cycleId);
+    const halting = runs.filter(
+      (r) => r.status === "FAILED" && ctx.project.jobs.get(r.job_name)?.onFailure === "stop" && (r.error === null || !STOPPED.test(r.error)),
+    );
+    if (halting.length === 0) continue;
+    const since = halting.map((r) => r.finished_at ?? r.created_at).sort().at(-1)!;
+    if (runs.some((r) => r.trigger === "manual" && r.created_at > since)) continue;
+    ctx.halted.add(cycleId);
+  }
 }
