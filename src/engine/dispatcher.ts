@@ -281,6 +281,8 @@ export class Dispatcher {
           next_attempt_at: null,
           error: null,
           exit_code: null,
+          // A retry's row showed the failed attempt's end while the next ran (attempts.ts keeps it).
+          ...(run.status === "RETRYING" ? { finished_at: null, duration_ms: null, hc_status: null } : {}),
         },
         run.status,
       ),

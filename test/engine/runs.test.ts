@@ -112,6 +112,25 @@ describe("retries", () => {
     const done = await kit.waitRun(run.id, ["SUCCESS"]);
     expect(done.attempt).toBe(2);
   });
+
+  it("while the next attempt runs, the row shows no end of the failed one (finished_at, duration, healthcheck)", async () => {
+    kit = await engineKit(`jobs:
+  again:
+    command: "test -f marker && sleep 0.5 || { touch marker; exit 1; }"
+    retries: 1
+    retry_delay: "fixed:50ms"
+`);
+    const run = kit.engine.runNow("again", { triggeredBy: "cli" });
+    await kit.waitFor("the failed attempt's end", () => kit!.store.runs.get(run.id)?.status === "RETRYING");
+    expect(kit.store.runs.get(run.id)!.finished_at).not.toBeNull();
+    const second = await kit.waitFor("attempt 2 RUNNING", () => {
+      const r = kit!.store.runs.get(run.id)!;
+      return r.status === "RUNNING" && r.attempt === 2 ? r : null;
+    });
+    expect([second.finished_at, second.duration_ms, second.hc_status]).toEqual([null, null, null]);
+    const done = await kit.waitRun(run.id, ["SUCCESS"]);
+    expect(done.finished_at).not.toBeNull();
+  });
 });
 
 describe("timeouts and cancel", () => {
