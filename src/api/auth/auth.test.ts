@@ -66,6 +66,20 @@ describe("token file", () => {
     });
   });
 
+  it("takes a base64 token (with / and =) and warns, without quoting it, that the dashboard cannot follow logs with it", () => {
+    const r = parseTokenFile("q1w2e3/t5y6+u7i8o9== viewer\nplain-token\n", "/t");
+    expect(r).toEqual({
+      ok: true,
+      tokens: [
+        { token: "q1w2e3/t5y6+u7i8o9==", role: "viewer" },
+        { token: "plain-token", role: "admin" },
+      ],
+      warnings: [
+        'auth.bearer.token_file: /t:1: the token has "/" or "=", which a WebSocket subprotocol cannot carry: the dashboard cannot follow logs with it (the API takes it); a token of letters, digits and -._~ can (openssl rand -hex 32)',
+      ],
+    });
+  });
+
   it("refuses an empty file and bad lines without quoting the token", () => {
     expect(parseTokenFile("# nothing\n\n", "/t")).toEqual({ ok: false, error: "auth.bearer.token_file: /t contains no token (one token per line, optionally followed by a role)" });
     const three = parseTokenFile("ok\nsecret1 secret2 viewer\n", "/t");

@@ -6,6 +6,8 @@ export type TokenFileResult = { ok: true; tokens: BearerToken[]; warnings: strin
 /** Visible ASCII an Authorization header carries as is (RFC 7230 tchar plus RFC 6750's `/` and `=`). */
 const TOKEN = /^[A-Za-z0-9!#$%&'*+\-.^_`|~/=]+$/;
 const ROLE = /^[A-Za-z0-9_.:-]+$/;
+/** What `Sec-WebSocket-Protocol: bearer.<token>` can carry (RFC 7230 tchar: no `/` nor `=`). */
+const SUBPROTOCOL = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 
 /**
  * `auth.bearer.token_file` (CONTRACT §5): one `<token>` or `<token> <role>`
@@ -35,6 +37,7 @@ export function readTokenFile(path: string): TokenFileResult {
 
 export function parseTokenFile(text: string, path: string): TokenFileResult {
   const tokens: BearerToken[] = [];
+  const warnings: string[] = [];
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -48,9 +51,14 @@ export function parseTokenFile(text: string, path: string): TokenFileResult {
     }
     if (!ROLE.test(role)) return { ok: false, error: `${where}: "${role}" is not a role name` };
     tokens.push({ token, role });
+    if (!SUBPROTOCOL.test(token)) {
+      warnings.push(
+        `${where}: the token has "/" or "=", which a WebSocket subprotocol cannot carry: the dashboard cannot follow logs with it (the API takes it); a token of letters, digits and -._~ can (openssl rand -hex 32)`,
+      );
+    }
   }
   if (tokens.length === 0) return { ok: false, error: `auth.bearer.token_file: ${path} contains no token (one token per line, optionally followed by a role)` };
-  return { ok: true, tokens, warnings: [] };
+  return { ok: true, tokens, warnings };
 }
 
 function modeOf(path: string): number | null {
