@@ -123,6 +123,21 @@ describe("svcd.yaml rejections, with field path and line", () => {
     expect(issueAt(errors, "/auth/basic/users/0/password_hash").line).toBe(6);
   });
 
+  it("an empty password_hash, or a token from a variable set empty, is an error, not a user or token no one can use", () => {
+    const errors = errorsOf(parse(`auth:\n  type: basic\n  basic:\n    users: [{username: a, password_hash: ""}]\n`));
+    expect(issueAt(errors, "/auth/basic/users/0/password_hash").message).toBe("is empty: give the user's bcrypt hash");
+    const empty = errorsOf(parse(`auth:\n  type: bearer\n  bearer:\n    token: \${env:T}\n`, { T: "" }));
+    expect(issueAt(empty, "/auth/bearer/token").message).toBe("${env:T} is set to an empty value in the daemon's environment: no request could match it");
+  });
+
+  it("a duration a timer waits for is at most 24d (Node's timers fire at once past 24.8 days)", () => {
+    const errors = errorsOf(parse("executor:\n  kill_grace: 30d\nscheduler:\n  shutdown_timeout: 25d\napi:\n  timeouts: {idle: 100d}\n"));
+    for (const p of ["/executor/kill_grace", "/scheduler/shutdown_timeout", "/api/timeouts/idle"]) {
+      expect(issueAt(errors, p).message).toBe("must be at most 24d (a timer cannot wait longer)");
+    }
+    expect(valueOf(parse("executor:\n  kill_grace: 24d\n")).executor.killGraceMs).toBe(24 * 86_400_000);
+  });
+
   it("semantic rules: tls needs cert and key, bearer needs a token, addr is host:port", () => {
     const errors = errorsOf(parse("api:\n  addr: localhost\n  tls: {enabled: true}\nauth: {type: bearer}\n"));
     expect(issueAt(errors, "/api/addr").line).toBe(2);

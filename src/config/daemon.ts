@@ -96,6 +96,15 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
     return v ?? durationDefault(...path);
   };
   const optDur = (d: Dict, key: string): number | null => (isString(d[key]) ? parseDuration(d[key] as string) : null);
+  /** A duration a timer waits for: Node's timers cannot wait longer than 24.8 days (they fire at once). */
+  const timerDur = (d: Dict, key: string, path: string[]): number => {
+    const v = dur(d, key, path);
+    if (v > MAX_TIMER_MS) {
+      issues.error(path, "must be at most 24d (a timer cannot wait longer)");
+      return durationDefault(...path);
+    }
+    return v;
+  };
   const oneOf = <T extends string>(d: Dict, key: string, allowed: readonly T[], path: string[]): T =>
     isString(d[key]) && (allowed as readonly string[]).includes(d[key] as string) ? (d[key] as T) : (dflt(...path) as T);
 
@@ -191,10 +200,10 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
       },
       cors: { allowedOrigins: origins, allowCredentials: bool(cors, "allow_credentials", ["api", "cors", "allow_credentials"]) },
       timeouts: {
-        readHeaderMs: dur(timeouts, "read_header", ["api", "timeouts", "read_header"]),
-        readMs: dur(timeouts, "read", ["api", "timeouts", "read"]),
-        writeMs: dur(timeouts, "write", ["api", "timeouts", "write"]),
-        idleMs: dur(timeouts, "idle", ["api", "timeouts", "idle"]),
+        readHeaderMs: timerDur(timeouts, "read_header", ["api", "timeouts", "read_header"]),
+        readMs: timerDur(timeouts, "read", ["api", "timeouts", "read"]),
+        writeMs: timerDur(timeouts, "write", ["api", "timeouts", "write"]),
+        idleMs: timerDur(timeouts, "idle", ["api", "timeouts", "idle"]),
       },
     },
     auth: {
@@ -238,14 +247,14 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
     scheduler: {
       maxConcurrentJobs: int(scheduler, "max_concurrent_jobs", ["scheduler", "max_concurrent_jobs"]),
       catchupWindowMs: dur(scheduler, "catchup_window", ["scheduler", "catchup_window"]),
-      shutdownTimeoutMs: dur(scheduler, "shutdown_timeout", ["scheduler", "shutdown_timeout"]),
+      shutdownTimeoutMs: timerDur(scheduler, "shutdown_timeout", ["scheduler", "shutdown_timeout"]),
       scheduleJitterMs: dur(scheduler, "schedule_jitter", ["scheduler", "schedule_jitter"]),
     },
     executor: {
       poolSize: int(executor, "pool_size", ["executor", "pool_size"]),
       shell: str(executor, "shell") ?? (dflt("executor", "shell") as string),
       globalEnv,
-      killGraceMs: dur(executor, "kill_grace", ["executor", "kill_grace"]),
+      killGraceMs: timerDur(executor, "kill_grace", ["executor", "kill_grace"]),
     },
     metrics: { enabled: bool(metrics, "enabled", ["metrics", "enabled"]) },
   };
@@ -257,6 +266,10 @@ function secret(value: unknown, path: PathSeg[], env: NodeJS.ProcessEnv, issues:
   const r = resolveEnvRefs(value, env, {});
   if ("unset" in r) {
     issues.error(path, `\${env:${r.unset}} is not set in the daemon's environment`);
+    return null;
+  }
+  if (r.value === "") {
+    issues.error(path, `${value} is set to an empty value in the daemon's environment: no request could match it`);
     return null;
   }
   return r.value;
@@ -272,7 +285,11 @@ function basicUsers(raw: unknown, env: NodeJS.ProcessEnv, issues: IssueList): Ba
     if (seen.has(u.username)) issues.error([...at, "username"], `duplicate user "${u.username}"`);
     seen.add(u.username);
     const hash = secret(u.password_hash, [...at, "password_hash"], env, issues);
-    if (hash === null) return;
+    if (hash === null) {
+      // Empty (or a variable that is not set, reported above): no one could sign in as this user.
+      if (u.password_hash === "") issues.error([...at, "password_hash"], "is empty: give the user's bcrypt hash");
+      return;
+    }
     if (!BCRYPT.test(hash)) {
       // Never echo the value: it may be a plaintext password.
       issues.error(

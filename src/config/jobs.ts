@@ -100,8 +100,9 @@ export function buildJob(name: string, raw: Dict, ctx: JobContext): JobConfig {
   const dependsOn = isStringList(raw.depends_on) ? [...new Set(raw.depends_on)] : [];
   const { schedule, after } = buildSchedule(fields, raw, dependsOn, ctx);
 
-  const timeoutMs = positiveDuration(fields, "timeout", issues);
+  const timeoutMs = positiveDuration(fields, "timeout", issues, MAX_TIMER_MS);
   const slaMs = positiveDuration(fields, "sla", issues);
+  checkTimerFields(fields, issues);
   if (timeoutMs !== null && slaMs !== null && slaMs >= timeoutMs) {
     const where = raw.sla === undefined && raw.timeout !== undefined ? "timeout" : "sla";
     issues.error(
@@ -341,7 +342,10 @@ export function unknownZoneMessage(zone: string): string {
   return `unknown timezone "${zone}": use an IANA name such as Europe/Berlin, America/New_York or UTC`;
 }
 
-function positiveDuration(fields: JobFields, field: string, issues: IssueList): number | null {
+/** Node's timers cannot wait longer than 24.8 days: a longer one fires at once. */
+const MAX_TIMER_MS = 24 * 86_400_000;
+
+function positiveDuration(fields: JobFields, field: string, issues: IssueList, max = Infinity): number | null {
   const text = fields.get(field);
   if (!isString(text)) return null;
   const ms = parseDuration(text);
@@ -350,7 +354,26 @@ function positiveDuration(fields: JobFields, field: string, issues: IssueList): 
     issues.error(fields.path(field), `${field} must be greater than 0`);
     return null;
   }
+  if (ms > max) {
+    issues.error(fields.path(field), `${field} must be at most 24d (a timer cannot wait longer)`);
+    return null;
+  }
   return ms;
+}
+
+/** healthcheck.timeout and retry_delay's fixed delay: greater than 0 (a healthcheck's) and at most 24d. */
+function checkTimerFields(fields: JobFields, issues: IssueList): void {
+  const hc = fields.get("healthcheck");
+  if (isDict(hc) && isString(hc.timeout)) {
+    const ms = parseDuration(hc.timeout);
+    if (ms === 0) issues.error([...fields.path("healthcheck"), "timeout"], "must be greater than 0");
+    else if (ms !== null && ms > MAX_TIMER_MS) issues.error([...fields.path("healthcheck"), "timeout"], "must be at most 24d (a timer cannot wait longer)");
+  }
+  const delay = fields.get("retry_delay");
+  if (isString(delay) && delay.startsWith("fixed:")) {
+    const ms = parseDuration(delay.slice("fixed:".length));
+    if (ms !== null && ms > MAX_TIMER_MS) issues.error(fields.path("retry_delay"), "the fixed delay must be at most 24d (a timer cannot wait longer)");
+  }
 }
 
 function enumValue<T extends string>(value: unknown, allowed: readonly T[], dflt: T): T {

@@ -530,3 +530,20 @@ describe("effectiveView", () => {
     expect(JSON.parse(json)).toEqual(view);
   });
 });
+
+describe("limits a job's values must keep", () => {
+  it("timeouts and a fixed retry delay at most 24d, a healthcheck timeout above 0; {{ params.constructor }} names no param", () => {
+    const r = parse(
+      `jobs:\n  a:\n    command: x\n    timeout: 30d\n  b:\n    command: x\n    healthcheck: {command: x, timeout: 0s}\n  c:\n    command: x\n    retries: 1\n    retry_delay: "fixed:100d"\n  d:\n    command: "echo {{ params.constructor }}"\n  e:\n    command: x\n    healthcheck: {command: x, timeout: 25d}\n`,
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
+      "/jobs/a/timeout: timeout must be at most 24d (a timer cannot wait longer)",
+      "/jobs/b/healthcheck/timeout: must be greater than 0",
+      "/jobs/c/retry_delay: the fixed delay must be at most 24d (a timer cannot wait longer)",
+      '/jobs/d/command: {{ params.constructor }}: job "d" declares no param "constructor" (declare it under jobs.d.params)',
+      "/jobs/e/healthcheck/timeout: must be at most 24d (a timer cannot wait longer)",
+    ]);
+  });
+});

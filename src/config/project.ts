@@ -194,7 +194,7 @@ function checkOutputRefs(jobs: ReadonlyMap<string, JobConfig>, graph: DepGraph, 
         ancestors ??= new Set(graph.ancestors(job.name));
         const upstream = ancestors.has(ref.job);
         const notUpstream = `job "${ref.job}" is not upstream of "${job.name}", so its outputs never reach it; add "${ref.job}" to jobs.${job.name}.depends_on or use frequency after:${ref.job}`;
-        if (!(ref.varName in source.output)) {
+        if (!Object.hasOwn(source.output, ref.varName)) {
           const known = Object.keys(source.output);
           const noOutput =
             `job "${ref.job}" has no output "${ref.varName}"` +
@@ -223,7 +223,7 @@ function checkParamRefs(jobs: ReadonlyMap<string, JobConfig>, issues: IssueList)
   for (const job of jobs.values()) {
     for (const [path, text] of placeholderPlaces(job)) {
       for (const ref of findParamRefs(text)) {
-        if (ref.name in job.params) continue;
+        if (Object.hasOwn(job.params, ref.name)) continue;
         const declared = Object.keys(job.params);
         issues.error(
           path,
