@@ -72,6 +72,8 @@ export interface JobContext {
   /** Integrations declared but invalid (already reported): channels naming them are not checked. */
   brokenIntegrations: ReadonlySet<string>;
   issues: IssueList;
+  /** defaults.exclude.dates was checked (by the first scheduled job that reads it): its errors are reported once. */
+  defaultDatesChecked?: boolean;
 }
 
 const NOTIFY_EVENTS: readonly NotifyEvent[] = ["on_success", "on_failure", "on_sla_breach", "on_retry"];
@@ -297,10 +299,12 @@ function buildExclude(raw: Dict, kind: FrequencyKind, which: () => string, ctx: 
   ] as const) {
     if (!isDict(source)) continue;
     if (Array.isArray(source.dates)) {
+      const report = base[0] === "jobs" || !ctx.defaultDatesChecked;
+      if (base[0] === "defaults") ctx.defaultDatesChecked = true;
       source.dates.forEach((d, i) => {
         if (!isString(d)) return;
         if (isRealDate(d)) dates.add(d);
-        else if (DATE.test(d) && base[0] === "jobs") ctx.issues.error([...base, "dates", i], `"${d}" is not a date of the calendar`);
+        else if (DATE.test(d) && report) ctx.issues.error([...base, "dates", i], `"${d}" is not a date of the calendar`);
       });
     }
     if (isString(source.calendar) && source.calendar !== "") {

@@ -532,6 +532,15 @@ describe("effectiveView", () => {
 });
 
 describe("limits a job's values must keep", () => {
+  it("an impossible date in defaults.exclude.dates is an error, reported once whatever the number of jobs", () => {
+    const r = parse(
+      `defaults:\n  exclude: {dates: ["2026-02-30", "2026-12-25"]}\njobs:\n  a:\n    command: x\n    frequency: daily\n    time: "0200"\n  b:\n    command: x\n    frequency: daily\n    time: "0300"\n`,
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map((e) => `${e.path}:${e.line}: ${e.message}`)).toEqual(['/defaults/exclude/dates/0:2: "2026-02-30" is not a date of the calendar']);
+  });
+
   it("timeouts and a fixed retry delay at most 24d, a healthcheck timeout above 0; {{ params.constructor }} names no param", () => {
     const r = parse(
       `jobs:\n  a:\n    command: x\n    timeout: 30d\n  b:\n    command: x\n    healthcheck: {command: x, timeout: 0s}\n  c:\n    command: x\n    retries: 1\n    retry_delay: "fixed:100d"\n  d:\n    command: "echo {{ params.constructor }}"\n  e:\n    command: x\n    healthcheck: {command: x, timeout: 25d}\n`,
