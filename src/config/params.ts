@@ -235,6 +235,12 @@ export function paramEnvName(name: string): string {
   return `SVC_PARAM_${name.toUpperCase()}`;
 }
 
+/** `SVC_OUTPUT_<JOB>_<VAR>`: upper case, every other character than a letter or digit as `_`. */
+export function outputEnvName(job: string, varName: string): string {
+  const clean = (s: string) => s.replace(/[^A-Za-z0-9]/g, "_").toUpperCase();
+  return `SVC_OUTPUT_${clean(job)}_${clean(varName)}`;
+}
+
 /** The value as text, as a job sees it (env and placeholders). */
 export function paramText(value: ParamValue): string {
   return typeof value === "string" ? value : String(value);

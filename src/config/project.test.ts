@@ -532,6 +532,16 @@ describe("effectiveView", () => {
 });
 
 describe("limits a job's values must keep", () => {
+  it("two outputs exported under one variable name (rows and ROWS; jobs x-y and x_y) are an error", () => {
+    const r = parse(`jobs:\n  a:\n    command: x\n    output: {rows: first_line, ROWS: last_line}\n  x-y:\n    command: x\n    output: {n: first_line}\n  x_y:\n    command: x\n    output: {n: first_line}\n`);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
+      "/jobs/a/output/ROWS: outputs.a.ROWS and outputs.a.rows are both exported as SVC_OUTPUT_A_ROWS: rename one",
+      "/jobs/x_y/output/n: outputs.x_y.n and outputs.x-y.n are both exported as SVC_OUTPUT_X_Y_N: rename one",
+    ]);
+  });
+
   it("an impossible date in defaults.exclude.dates is an error, reported once whatever the number of jobs", () => {
     const r = parse(
       `defaults:\n  exclude: {dates: ["2026-02-30", "2026-12-25"]}\njobs:\n  a:\n    command: x\n    frequency: daily\n    time: "0200"\n  b:\n    command: x\n    frequency: daily\n    time: "0300"\n`,

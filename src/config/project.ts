@@ -10,6 +10,7 @@ import { loadDotenv } from "./env.js";
 import { buildIntegration } from "./integrations.js";
 import { finalize, IssueList, type Locate, type PathSeg, type RawIssue } from "./issues.js";
 import { buildJob, defaultExpression, unknownZoneMessage } from "./jobs.js";
+import { outputEnvName } from "./params.js";
 import { readConfigText } from "./readText.js";
 import { closest } from "./suggest.js";
 import { schemaIssues } from "./schemaCheck.js";
@@ -145,6 +146,7 @@ function buildProject(
   const graph = new DepGraph(jobs.values());
   if (!graph.cycle) checkOutputRefs(jobs, graph, issues);
   checkParamRefs(jobs, issues);
+  checkOutputEnvNames(jobs, issues);
 
   return {
     file,
@@ -216,6 +218,22 @@ function placeholderPlaces(job: JobConfig): [PathSeg[], string][] {
       : job.command.map((arg, i): [PathSeg[], string] => [["jobs", job.name, "command", i], arg]);
   for (const [k, v] of Object.entries(job.env)) places.push([["jobs", job.name, "env", k], v]);
   return places;
+}
+
+/**
+ * Each output is exported to the jobs downstream as `SVC_OUTPUT_<JOB>_<VAR>` (upper case, other characters
+ * as `_`): two outputs with one name (`rows` and `ROWS`, jobs `x-y` and `x_y`) would pass one value for both.
+ */
+function checkOutputEnvNames(jobs: ReadonlyMap<string, JobConfig>, issues: IssueList): void {
+  const seen = new Map<string, string>();
+  for (const job of jobs.values()) {
+    for (const varName of Object.keys(job.output)) {
+      const env = outputEnvName(job.name, varName);
+      const other = seen.get(env);
+      if (other === undefined) seen.set(env, `outputs.${job.name}.${varName}`);
+      else issues.error(["jobs", job.name, "output", varName], `outputs.${job.name}.${varName} and ${other} are both exported as ${env}: rename one`);
+    }
+  }
 }
 
 /** `{{ params.<name> }}` must name a param the job declares (CONTRACT §7.2). */

@@ -16,14 +16,12 @@
  */
 
 import { PLACEHOLDER } from "../config/outputRefs.js";
-import { paramEnvName } from "../config/params.js";
+import { outputEnvName, paramEnvName } from "../config/params.js";
+
+export { outputEnvName };
 
 export { findOutputRefs, type OutputRef } from "../config/outputRefs.js";
 
-export function outputEnvName(job: string, varName: string): string {
-  const clean = (s: string) => s.replace(/[^A-Za-z0-9]/g, "_").toUpperCase();
-  return `SVC_OUTPUT_${clean(job)}_${clean(varName)}`;
-}
 
 /** Values by (job, var), as looked up in the current cycle; and the run's params and slot. */
 export class OutputValues {
