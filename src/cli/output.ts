@@ -3,6 +3,8 @@
  * as one line each, `--json` as one JSON document, exit codes 0 success,
  * 1 failure, 2 usage error. Commands throw CliError; main() prints it.
  */
+import { openSync } from "node:fs";
+import { resolve } from "node:path";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -71,4 +73,27 @@ export function oneLine(text: string): string {
     .map((l) => l.trim())
     .filter((l) => l !== "")
     .join(" ");
+}
+
+/**
+ * Opens `--output FILE` (relative to the working directory) for writing, mode 0600, before any work is
+ * done: a path that cannot be written is a clear error at once, not an "unexpected error" at the end.
+ */
+export function openOutputFile(cwd: string, file: string): number {
+  try {
+    return openSync(resolve(cwd, file), "w", 0o600);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT"
+        ? "its directory does not exist"
+        : code === "EACCES" || code === "EPERM"
+          ? "permission denied"
+          : code === "EISDIR"
+            ? "it is a directory"
+            : code === "EROFS"
+              ? "the file system is read-only"
+              : (code ?? String(e));
+    throw new CliError(`cannot write ${file}: ${why}`);
+  }
 }

@@ -263,3 +263,21 @@ describe("a user name and password in --addr or SVC_ADDR", () => {
     for (const r of [unreachable, bad]) expect(r.stdout + r.stderr).not.toContain("s3cret-pw");
   });
 });
+
+describe("an --output path that cannot be written", () => {
+  it("is a clear error at once, before any work (svc export, svc audit --export csv)", async () => {
+    const p = tempProject({ "svc.yaml": "jobs:\n  a:\n    command: x\n" });
+    try {
+      for (const args of [
+        ["export", "--output", "/no/such/dir/x.json"],
+        ["audit", "--export", "csv", "--output", "/no/such/dir/x.csv"],
+      ]) {
+        const r = await runSvc(args, { cwd: p.dir });
+        expect(r.code, args.join(" ")).toBe(1);
+        expect(r.stderr.trim()).toBe(`svc: cannot write ${args.at(-1)}: its directory does not exist`);
+      }
+    } finally {
+      p.remove();
+    }
+  });
+});

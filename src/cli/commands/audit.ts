@@ -3,8 +3,7 @@
  * --since --until --reason --tag`, as a table, `--json`, or `--export csv`
  * (RFC 4180, CONTRACT §1's header) to stdout or `--output FILE`.
  */
-import { closeSync, openSync, writeSync } from "node:fs";
-import { resolve } from "node:path";
+import { closeSync, writeSync } from "node:fs";
 import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
 import { auditCsvHeader, auditCsvRow } from "../client/csv.js";
@@ -14,7 +13,7 @@ import { styleFor } from "../client/present.js";
 import { sinceUntil, WHEN_HELP } from "../client/when.js";
 import type { AuditAnswer, RunRecord } from "../client/types.js";
 import type { CliContext } from "../context.js";
-import { printJson, printLine, UsageError } from "../output.js";
+import { openOutputFile, printJson, printLine, UsageError } from "../output.js";
 import { runsTable } from "./history.js";
 
 interface AuditOpts {
@@ -86,10 +85,14 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
     tag: opts.tag,
     param: opts.param,
   };
-  const client = await clientFor(cmd, ctx);
+  // Opened before the daemon is asked: a path that cannot be written fails at once.
+  const out = opts.export !== undefined && opts.output !== undefined ? openOutputFile(ctx.cwd, opts.output) : null;
+  const client = await clientFor(cmd, ctx).catch((e: unknown) => {
+    if (out !== null) closeSync(out);
+    throw e;
+  });
 
   if (opts.export !== undefined) {
-    const out = opts.output === undefined ? null : openSync(resolve(ctx.cwd, opts.output), "w", 0o600);
     const write = (text: string) => (out === null ? ctx.output.out(text) : writeSync(out, text));
     try {
       write(auditCsvHeader());

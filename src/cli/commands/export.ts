@@ -9,14 +9,13 @@
  * run created meanwhile cannot shift pages; outputs and alerts (newest first)
  * are de-duplicated by id. It is a snapshot per table, not one transaction.
  */
-import { writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { closeSync, writeSync } from "node:fs";
 import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
 import type { DaemonClient, Query } from "../client/http.js";
 import type { AuditAnswer, DaemonInfo, Integration, JobsAnswer, RunRecord, Slice } from "../client/types.js";
 import type { CliContext } from "../context.js";
-import { printJson, UsageError } from "../output.js";
+import { openOutputFile, printJson, UsageError } from "../output.js";
 import { allLines } from "./logs.js";
 
 export const EXPORT_FORMAT_VERSION = 1;
@@ -32,11 +31,17 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--include-logs", "also every run's log lines (can be large)")
     .action(async (opts: { format: string; output?: string; includeLogs?: boolean }, cmd: Command) => {
       if (opts.format.toLowerCase() !== "json") throw new UsageError(`--format supports json, got "${opts.format}"`, "see 'svc export --help'");
-      const client = await clientFor(cmd, ctx);
-      const doc = await snapshot(client, opts.includeLogs === true);
-      if (opts.output === undefined) return printJson(ctx.output, doc);
-      writeFileSync(resolve(ctx.cwd, opts.output), `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
-      ctx.output.err(`svc: wrote ${doc.runs.length} runs to ${opts.output}\n`);
+      // Opened first: a path that cannot be written fails before the whole snapshot is built.
+      const out = opts.output === undefined ? null : openOutputFile(ctx.cwd, opts.output);
+      try {
+        const client = await clientFor(cmd, ctx);
+        const doc = await snapshot(client, opts.includeLogs === true);
+        if (out === null) return printJson(ctx.output, doc);
+        writeSync(out, `${JSON.stringify(doc, null, 2)}\n`);
+        ctx.output.err(`svc: wrote ${doc.runs.length} runs to ${opts.output}\n`);
+      } finally {
+        if (out !== null) closeSync(out);
+      }
     });
 }
 
