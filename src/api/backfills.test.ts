@@ -103,6 +103,8 @@ describe("POST /api/jobs/:name/backfill", () => {
     const manual = await k.as("operator", "POST", "/api/jobs/manual/backfill", { from: "2027-01-01", to: "2027-01-08" });
     expect(manual.status).toBe(422);
     expect(manual.body.error.details[0].path).toBe("job");
+    // Its path then its message read as one sentence, the job named once.
+    expect(manual.body.error.message).toBe("job manual: job has no schedule (frequency manual): a backfill runs a job's scheduled slots");
     expect((await k.as("operator", "POST", "/api/jobs/nope/backfill", { from: "2027-01-01", to: "2027-01-02" })).status).toBe(404);
     expect((await k.as("operator", "POST", "/api/jobs/hourly/backfill", { from: "2027-01-01" })).status).toBe(400);
   });

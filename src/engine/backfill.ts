@@ -72,7 +72,7 @@ export function planBackfill(ctx: EngineContext, job: JobConfig, req: BackfillRe
   const kind = job.schedule.frequency;
   if (kind === "manual" || kind === "after") {
     const why = kind === "manual" ? "frequency manual" : "it runs after its upstream jobs";
-    issues.push({ path: "job", message: `job ${job.name} has no schedule (${why}): a backfill runs a job's scheduled slots` });
+    issues.push({ path: "job", message: `has no schedule (${why}): a backfill runs a job's scheduled slots` });
   }
   const params = checkParams(job.params, req.params);
   if (!params.ok) issues.push(...params.errors);
