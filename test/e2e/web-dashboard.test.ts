@@ -362,6 +362,11 @@ suite("dashboard against a real daemon", () => {
   it("cancel from the run view, and clear_lock's 409 shown while the job runs", async () => {
     const id = await runJob(daemon, "sleeper");
     await waitRun(daemon, id, ["RUNNING"]);
+    // A second run, refused at once (concurrency forbid), is the newest: the overview still says what the job is doing.
+    const refused = await runJob(daemon, "sleeper");
+    expect((await waitRun(daemon, refused, ["SKIPPED"])).status).toBe("SKIPPED");
+    await open("#/");
+    await expect.poll(() => page.locator('tr[data-job="sleeper"]').innerText()).toContain("running");
     await open("#/db/job_state");
     const row = page.locator("tr", { has: page.getByRole("link", { name: "sleeper", exact: true }) });
     await expect.poll(() => row.getByRole("button", { name: "Clear lock" }).isEnabled()).toBe(true);

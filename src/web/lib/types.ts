@@ -31,6 +31,8 @@ export interface JobSummary {
   paused: boolean | 0 | 1;
   next_run: string | null;
   last_run: RunRecord | null;
+  /** What the job is doing now: its PENDING, RUNNING and RETRYING runs (last_run may be a newer SKIPPED one). */
+  active_runs?: { id: number; status: "PENDING" | "RUNNING" | "RETRYING" }[];
   state: JobStateRow | null;
   /** Not in CONTRACT §4 yet; used for the next-run tooltip when present. */
   timezone?: string;

@@ -16,8 +16,18 @@ import { useWindowedRows } from "../lib/useWindowedRows.js";
 const pollMs = (jobs: number) => (jobs > 300 ? 5000 : 3000);
 
 /** What the job is doing now, as text: a running run wins over the paused flag. */
+/**
+ * What the job is doing now: its active runs first (its newest run may be a SKIPPED one, refused at once by
+ * `concurrency: forbid` while an older run still runs; docs/API.md), else its newest run.
+ */
+function nowStatus(j: JobSummary): string | undefined {
+  const active = j.active_runs ?? [];
+  for (const s of ["RUNNING", "RETRYING", "PENDING"] as const) if (active.some((r) => r.status === s)) return s;
+  return j.last_run?.status;
+}
+
 function jobState(j: JobSummary): { tone: "run" | "warn" | "wait" | "ok"; text: string } {
-  const s = j.last_run?.status;
+  const s = nowStatus(j);
   if (s === "RUNNING") return { tone: "run", text: "running" };
   if (s === "RETRYING") return { tone: "warn", text: "retrying" };
   if (s === "PENDING") return { tone: "wait", text: "pending" };
@@ -148,7 +158,8 @@ function Summary({ jobs }: { jobs: JobSummary[] }) {
   let failed = 0;
   let paused = 0;
   for (const j of jobs) {
-    if (j.last_run?.status === "RUNNING" || j.last_run?.status === "RETRYING") running++;
+    const now = nowStatus(j);
+    if (now === "RUNNING" || now === "RETRYING") running++;
     if (j.last_run?.status === "FAILED") failed++;
     if (j.paused) paused++;
   }
