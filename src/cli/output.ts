@@ -3,8 +3,8 @@
  * as one line each, `--json` as one JSON document, exit codes 0 success,
  * 1 failure, 2 usage error. Commands throw CliError; main() prints it.
  */
-import { openSync } from "node:fs";
-import { resolve } from "node:path";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -76,12 +76,21 @@ export function oneLine(text: string): string {
 }
 
 /**
- * Opens `--output FILE` (relative to the working directory) for writing, mode 0600, before any work is
- * done: a path that cannot be written is a clear error at once, not an "unexpected error" at the end.
+ * Checks, before any work is done, that `--output FILE` (relative to the working directory) can be
+ * written: a path that cannot is a clear error at once, not an "unexpected error" at the end. The file
+ * itself is left as it is (a failed export must not empty last night's); returns its absolute path.
  */
-export function openOutputFile(cwd: string, file: string): number {
+export function checkOutputFile(cwd: string, file: string): string {
+  const path = resolve(cwd, file);
   try {
-    return openSync(resolve(cwd, file), "w", 0o600);
+    if (existsSync(path)) {
+      if (statSync(path).isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+      accessSync(path, constants.W_OK);
+    } else {
+      const dir = dirname(path);
+      if (!existsSync(dir)) throw Object.assign(new Error("no directory"), { code: "ENOENT" });
+      accessSync(dir, constants.W_OK);
+    }
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const why =
@@ -96,4 +105,5 @@ export function openOutputFile(cwd: string, file: string): number {
               : (code ?? String(e));
     throw new CliError(`cannot write ${file}: ${why}`);
   }
+  return path;
 }

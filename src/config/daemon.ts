@@ -247,7 +247,7 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
     scheduler: {
       maxConcurrentJobs: int(scheduler, "max_concurrent_jobs", ["scheduler", "max_concurrent_jobs"]),
       catchupWindowMs: dur(scheduler, "catchup_window", ["scheduler", "catchup_window"]),
-      shutdownTimeoutMs: timerDur(scheduler, "shutdown_timeout", ["scheduler", "shutdown_timeout"]),
+      shutdownTimeoutMs: dur(scheduler, "shutdown_timeout", ["scheduler", "shutdown_timeout"]),
       scheduleJitterMs: dur(scheduler, "schedule_jitter", ["scheduler", "schedule_jitter"]),
     },
     executor: {

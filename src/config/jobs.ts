@@ -365,18 +365,13 @@ function positiveDuration(fields: JobFields, field: string, issues: IssueList, m
   return ms;
 }
 
-/** healthcheck.timeout and retry_delay's fixed delay: greater than 0 (a healthcheck's) and at most 24d. */
+/** healthcheck.timeout: greater than 0 and at most 24d (a retry's delay waits on the clock's long timers: any length). */
 function checkTimerFields(fields: JobFields, issues: IssueList): void {
   const hc = fields.get("healthcheck");
   if (isDict(hc) && isString(hc.timeout)) {
     const ms = parseDuration(hc.timeout);
     if (ms === 0) issues.error([...fields.path("healthcheck"), "timeout"], "must be greater than 0");
     else if (ms !== null && ms > MAX_TIMER_MS) issues.error([...fields.path("healthcheck"), "timeout"], "must be at most 24d (a timer cannot wait longer)");
-  }
-  const delay = fields.get("retry_delay");
-  if (isString(delay) && delay.startsWith("fixed:")) {
-    const ms = parseDuration(delay.slice("fixed:".length));
-    if (ms !== null && ms > MAX_TIMER_MS) issues.error(fields.path("retry_delay"), "the fixed delay must be at most 24d (a timer cannot wait longer)");
   }
 }
 

@@ -532,14 +532,19 @@ describe("effectiveView", () => {
 });
 
 describe("limits a job's values must keep", () => {
-  it("two outputs exported under one variable name (rows and ROWS; jobs x-y and x_y) are an error", () => {
-    const r = parse(`jobs:\n  a:\n    command: x\n    output: {rows: first_line, ROWS: last_line}\n  x-y:\n    command: x\n    output: {n: first_line}\n  x_y:\n    command: x\n    output: {n: first_line}\n`);
+  it("two outputs reaching one job under one variable name (rows and ROWS; jobs x-y and x_y) are an error; unrelated jobs may share one", () => {
+    const r = parse(
+      `jobs:\n  a:\n    command: x\n    output: {rows: first_line, ROWS: last_line}\n  x-y:\n    command: x\n    output: {n: first_line}\n  x_y:\n    command: x\n    output: {n: first_line}\n` +
+        `  b:\n    command: x\n    depends_on: [a, x-y, x_y]\n`,
+    );
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
-      "/jobs/a/output/ROWS: outputs.a.ROWS and outputs.a.rows are both exported as SVC_OUTPUT_A_ROWS: rename one",
-      "/jobs/x_y/output/n: outputs.x_y.n and outputs.x-y.n are both exported as SVC_OUTPUT_X_Y_N: rename one",
+      "/jobs/a/output/ROWS: outputs.a.ROWS and outputs.a.rows both reach job b as SVC_OUTPUT_A_ROWS: rename one",
+      "/jobs/x_y/output/n: outputs.x_y.n and outputs.x-y.n both reach job b as SVC_OUTPUT_X_Y_N: rename one",
     ]);
+    // export.db_size and export_db.size share SVC_OUTPUT_EXPORT_DB_SIZE, but no job gets both.
+    expect(parse(`jobs:\n  export:\n    command: x\n    output: {db_size: first_line}\n  export_db:\n    command: x\n    output: {size: first_line}\n`).ok).toBe(true);
   });
 
   it("an impossible date in defaults.exclude.dates is an error, reported once whatever the number of jobs", () => {
@@ -551,7 +556,7 @@ describe("limits a job's values must keep", () => {
     expect(r.errors.map((e) => `${e.path}:${e.line}: ${e.message}`)).toEqual(['/defaults/exclude/dates/0:2: "2026-02-30" is not a date of the calendar']);
   });
 
-  it("timeouts and a fixed retry delay at most 24d, a healthcheck timeout above 0; {{ params.constructor }} names no param", () => {
+  it("timeouts at most 24d (a long retry delay is fine: it waits on the clock), a healthcheck timeout above 0; {{ params.constructor }} names no param", () => {
     const r = parse(
       `jobs:\n  a:\n    command: x\n    timeout: 30d\n  b:\n    command: x\n    healthcheck: {command: x, timeout: 0s}\n  c:\n    command: x\n    retries: 1\n    retry_delay: "fixed:100d"\n  d:\n    command: "echo {{ params.constructor }}"\n  e:\n    command: x\n    healthcheck: {command: x, timeout: 25d}\n`,
     );
@@ -560,7 +565,6 @@ describe("limits a job's values must keep", () => {
     expect(r.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
       "/jobs/a/timeout: timeout must be at most 24d (a timer cannot wait longer)",
       "/jobs/b/healthcheck/timeout: must be greater than 0",
-      "/jobs/c/retry_delay: the fixed delay must be at most 24d (a timer cannot wait longer)",
       '/jobs/d/command: {{ params.constructor }}: job "d" declares no param "constructor" (declare it under jobs.d.params)',
       "/jobs/e/healthcheck/timeout: must be at most 24d (a timer cannot wait longer)",
     ]);

@@ -221,17 +221,27 @@ function placeholderPlaces(job: JobConfig): [PathSeg[], string][] {
 }
 
 /**
- * Each output is exported to the jobs downstream as `SVC_OUTPUT_<JOB>_<VAR>` (upper case, other characters
- * as `_`): two outputs with one name (`rows` and `ROWS`, jobs `x-y` and `x_y`) would pass one value for both.
+ * A job gets its direct upstreams' outputs as `SVC_OUTPUT_<JOB>_<VAR>` (upper case, other characters as
+ * `_`): two of them with one name (`rows` and `ROWS`; jobs `x-y` and `x_y` upstream of one job) would pass
+ * one value for both. Unrelated jobs may share a name: no job gets both.
  */
 function checkOutputEnvNames(jobs: ReadonlyMap<string, JobConfig>, issues: IssueList): void {
-  const seen = new Map<string, string>();
-  for (const job of jobs.values()) {
-    for (const varName of Object.keys(job.output)) {
-      const env = outputEnvName(job.name, varName);
-      const other = seen.get(env);
-      if (other === undefined) seen.set(env, `outputs.${job.name}.${varName}`);
-      else issues.error(["jobs", job.name, "output", varName], `outputs.${job.name}.${varName} and ${other} are both exported as ${env}: rename one`);
+  const reported = new Set<string>();
+  for (const consumer of jobs.values()) {
+    const seen = new Map<string, string>();
+    for (const up of consumer.upstreams) {
+      const job = jobs.get(up);
+      if (!job) continue;
+      for (const varName of Object.keys(job.output)) {
+        const env = outputEnvName(job.name, varName);
+        const mine = `outputs.${job.name}.${varName}`;
+        const other = seen.get(env);
+        if (other === undefined) seen.set(env, mine);
+        else if (other !== mine && !reported.has(mine)) {
+          reported.add(mine);
+          issues.error(["jobs", job.name, "output", varName], `${mine} and ${other} both reach job ${consumer.name} as ${env}: rename one`);
+        }
+      }
     }
   }
 }

@@ -34,15 +34,3 @@ export function dropLauncherEnv(env: NodeJS.ProcessEnv = process.env): void {
   for (const k of mark.split(",")) if (k in ADDED) delete env[k];
   delete env[LAUNCHER_MARK];
 }
-
-/**
- * The `svc` client's own variables, which a shell that started svcd (or `svc start`) may hold: jobs
- * inherit svcd's environment, and the client's token (or an address with a password in it) must not
- * reach every job's environment and so its logs. A job that calls `svc` gets them from its `env:`.
- */
-const CLIENT_ONLY = ["SVC_TOKEN", "SVC_ADDR"] as const;
-
-/** Removes the client's variables from `env` (svcd's environment, at startup). */
-export function dropClientEnv(env: NodeJS.ProcessEnv = process.env): void {
-  for (const k of CLIENT_ONLY) delete env[k];
-}

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { dataDir, findConfig, findDaemonConfig } from "../config/index.js";
 import { toError } from "../shared/toError.js";
 import { Daemon, StartupError, type DaemonPaths } from "./daemon.js";
-import { dropClientEnv, dropLauncherEnv } from "./launcher.js";
+import { dropLauncherEnv } from "./launcher.js";
 
 export interface DaemonCommandOptions {
   config?: string;
@@ -25,7 +25,6 @@ export interface DaemonCommandOptions {
 export async function runDaemonCommand(opts: DaemonCommandOptions): Promise<number> {
   // Before anything reads the environment: jobs inherit it, and what a launcher added is svcd's own.
   dropLauncherEnv();
-  dropClientEnv();
   let daemon: Daemon | null = null;
   let started = false;
   let interrupts = 0;

@@ -59,11 +59,18 @@ export interface EngineContext {
   stopping: boolean;
 }
 
+/**
+ * The `svc` client's own variables, which the shell that started svcd may hold: not passed to jobs (a
+ * job printing its environment would log the client's token). svcd.yaml may still read them
+ * (`${env:SVC_TOKEN}`), and `executor.global_env` or a job's `env` may pass them on explicitly.
+ */
+const CLIENT_ONLY = new Set(["SVC_TOKEN", "SVC_ADDR"]);
+
 export function createContext(deps: EngineDeps): EngineContext {
   // A plain copy: reading process.env goes through getenv for every variable, on every dispatch.
   const baseEnv = deps.baseEnv ?? { ...process.env };
   const spawnEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) spawnEnv[k] = v;
+  for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined && !CLIENT_ONLY.has(k)) spawnEnv[k] = v;
   Object.assign(spawnEnv, deps.daemon.executor.globalEnv);
   // Frozen: every run's environment inherits it (engine/prepare.ts), and posixSpawn keeps its K=V strings.
   Object.freeze(spawnEnv);

@@ -55,7 +55,7 @@ async function killLeftovers(ctx: EngineContext, run: RunRecord): Promise<void> 
 }
 
 /** Ends of runs a person or policy stopped: not a failure that halts a cycle (see outcomes.ts). */
-const STOPPED = /^(cancelled|replaced by run \d+|pipeline stopped)$/;
+const STOPPED = /^(cancelled|replaced by run \d+|pipeline stopped|killed: .*)$/;
 
 /**
  * The cycles an `on_failure: stop` job halted before the restart (the engine keeps them in memory only):

@@ -3,6 +3,7 @@
  * daemon started with `svc start` (the setup a new user tried: a pipeline
  * with outputs, a slow `forbid` job, webhooks to a local receiver).
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../src/cli/client/csv.js";
 import { hasStackTrace, runSvc, tempProject } from "./helpers/cli.js";
@@ -276,6 +277,11 @@ describe("an --output path that cannot be written", () => {
         expect(r.code, args.join(" ")).toBe(1);
         expect(r.stderr.trim()).toBe(`svc: cannot write ${args.at(-1)}: its directory does not exist`);
       }
+      // A writable path is left as it was when the export fails (here: no daemon), not emptied first.
+      const kept = p.write("last-night.json", '{"runs": []}\n');
+      const failed = await runSvc(["export", "--output", kept], { cwd: p.dir });
+      expect(failed.code).toBe(1);
+      expect(readFileSync(kept, "utf8")).toBe('{"runs": []}\n');
     } finally {
       p.remove();
     }

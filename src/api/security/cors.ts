@@ -27,7 +27,8 @@ export async function installCors(app: FastifyInstance, cfg: DaemonConfig["api"]
     methods: ["GET", "HEAD", "POST"],
     allowedHeaders: ["Authorization", "Content-Type"],
     maxAge: 600,
-    // An OPTIONS without Access-Control-Request-Method is not a preflight: the router answers it (404 in the error shape).
+    // An OPTIONS without Access-Control-Request-Method is answered as a preflight too (204), not with a
+    // plain-text 400 outside the error catalogue's shape.
     strictPreflight: false,
   });
 }

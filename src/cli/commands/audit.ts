@@ -3,7 +3,7 @@
  * --since --until --reason --tag`, as a table, `--json`, or `--export csv`
  * (RFC 4180, CONTRACT §1's header) to stdout or `--output FILE`.
  */
-import { closeSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
 import { auditCsvHeader, auditCsvRow } from "../client/csv.js";
@@ -13,7 +13,7 @@ import { styleFor } from "../client/present.js";
 import { sinceUntil, WHEN_HELP } from "../client/when.js";
 import type { AuditAnswer, RunRecord } from "../client/types.js";
 import type { CliContext } from "../context.js";
-import { openOutputFile, printJson, printLine, UsageError } from "../output.js";
+import { checkOutputFile, printJson, printLine, UsageError } from "../output.js";
 import { runsTable } from "./history.js";
 
 interface AuditOpts {
@@ -85,14 +85,13 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
     tag: opts.tag,
     param: opts.param,
   };
-  // Opened before the daemon is asked: a path that cannot be written fails at once.
-  const out = opts.export !== undefined && opts.output !== undefined ? openOutputFile(ctx.cwd, opts.output) : null;
-  const client = await clientFor(cmd, ctx).catch((e: unknown) => {
-    if (out !== null) closeSync(out);
-    throw e;
-  });
+  // Checked before the daemon is asked: a path that cannot be written fails at once (the file is
+  // opened, and emptied, only once the daemon answers).
+  const path = opts.export !== undefined && opts.output !== undefined ? checkOutputFile(ctx.cwd, opts.output) : null;
+  const client = await clientFor(cmd, ctx);
 
   if (opts.export !== undefined) {
+    const out = path === null ? null : openSync(path, "w", 0o600);
     const write = (text: string) => (out === null ? ctx.output.out(text) : writeSync(out, text));
     try {
       write(auditCsvHeader());

@@ -9,13 +9,13 @@
  * run created meanwhile cannot shift pages; outputs and alerts (newest first)
  * are de-duplicated by id. It is a snapshot per table, not one transaction.
  */
-import { closeSync, writeSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
 import type { DaemonClient, Query } from "../client/http.js";
 import type { AuditAnswer, DaemonInfo, Integration, JobsAnswer, RunRecord, Slice } from "../client/types.js";
 import type { CliContext } from "../context.js";
-import { openOutputFile, printJson, UsageError } from "../output.js";
+import { checkOutputFile, printJson, UsageError } from "../output.js";
 import { allLines } from "./logs.js";
 
 export const EXPORT_FORMAT_VERSION = 1;
@@ -31,17 +31,13 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--include-logs", "also every run's log lines (can be large)")
     .action(async (opts: { format: string; output?: string; includeLogs?: boolean }, cmd: Command) => {
       if (opts.format.toLowerCase() !== "json") throw new UsageError(`--format supports json, got "${opts.format}"`, "see 'svc export --help'");
-      // Opened first: a path that cannot be written fails before the whole snapshot is built.
-      const out = opts.output === undefined ? null : openOutputFile(ctx.cwd, opts.output);
-      try {
-        const client = await clientFor(cmd, ctx);
-        const doc = await snapshot(client, opts.includeLogs === true);
-        if (out === null) return printJson(ctx.output, doc);
-        writeSync(out, `${JSON.stringify(doc, null, 2)}\n`);
-        ctx.output.err(`svc: wrote ${doc.runs.length} runs to ${opts.output}\n`);
-      } finally {
-        if (out !== null) closeSync(out);
-      }
+      // Checked first: a path that cannot be written fails before the whole snapshot is built.
+      const path = opts.output === undefined ? null : checkOutputFile(ctx.cwd, opts.output);
+      const client = await clientFor(cmd, ctx);
+      const doc = await snapshot(client, opts.includeLogs === true);
+      if (path === null) return printJson(ctx.output, doc);
+      writeFileSync(path, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
+      ctx.output.err(`svc: wrote ${doc.runs.length} runs to ${opts.output}\n`);
     });
 }
 

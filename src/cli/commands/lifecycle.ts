@@ -249,7 +249,8 @@ async function stop(ctx: CliContext, cmd: Command, opts: StopOpts): Promise<{ pi
   for (;;) {
     const gone = local ? !holdsLock(pidFile, info.pid) : !(await stillAnswers(client));
     if (gone) break;
-    if (local && !alive(info.pid)) {
+    // Gone without its pid file: died. (A clean exit removes the file first: look again, it may have just.)
+    if (local && !alive(info.pid) && holdsLock(pidFile, info.pid)) {
       // Killed, or crashed, while stopping: its pid file stays; the next start takes the stale lock over.
       client.close();
       throw new CliError(
