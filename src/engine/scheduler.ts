@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { JobConfig, ScheduleSpec } from "../config/types.js";
 import { describeSlot, nextRun, nextSlot, type ScheduledSlot, type Slot } from "../schedule/nextRun.js";
-import { DuplicateSlotError } from "../store/errors.js";
+import { DuplicateSlotError, sqliteCode } from "../store/errors.js";
 import { afterCommit, writeEffects, type AfterCommit } from "./apply.js";
 import { runOf, type EngineContext } from "./context.js";
 import type { Dispatcher } from "./dispatcher.js";
@@ -194,7 +194,8 @@ export class Scheduler {
     try {
       return this.ctx.store.tx(() => this.advance(job, p, now));
     } catch (e) {
-      if (!this.ctx.store.inTransaction) throw e;
+      // A database error fails the tick as before (the due jobs keep their slots for the next one).
+      if (!this.ctx.store.inTransaction || sqliteCode(e) !== undefined) throw e;
       after.length = mark; // nothing of the rolled-back savepoint is announced
       this.entries.delete(job.name);
       this.ctx.store.jobState.upsert(job.name, { next_run: null });
