@@ -36,6 +36,25 @@ function countCommits(kit: Kit): { commits: number } {
   return counter;
 }
 
+/** Makes every outermost transaction fail as its COMMIT would (everything in it rolled back) while `refuse` is set. */
+function refuseCommits(kit: Kit): { refuse: boolean } {
+  const state = { refuse: true };
+  const tx = kit.store.tx.bind(kit.store);
+  let depth = 0;
+  kit.store.tx = <T>(fn: () => T): T =>
+    tx(() => {
+      depth++;
+      try {
+        const out = fn();
+        if (state.refuse && depth === 1) throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+        return out;
+      } finally {
+        depth--;
+      }
+    });
+  return state;
+}
+
 describe("engine.trigger: the triggers of one loop turn in one commit", () => {
   it("creates them together, in the order asked, each answered after the commit; all run", async () => {
     const kit = await startKit(YAML, { daemon: "executor:\n  pool_size: 2\n" });
@@ -83,28 +102,14 @@ describe("engine.trigger: the triggers of one loop turn in one commit", () => {
 
   it("a failed commit rejects every trigger of the turn and leaves no run; the engine carries on", async () => {
     const kit = await startKit(YAML);
-    const tx = kit.store.tx.bind(kit.store);
-    let refuse = true;
-    let depth = 0;
-    // The outermost transaction fails as its COMMIT would (everything in it is rolled back).
-    kit.store.tx = <T>(fn: () => T): T =>
-      tx(() => {
-        depth++;
-        try {
-          const out = fn();
-          if (refuse && depth === 1) throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-          return out;
-        } finally {
-          depth--;
-        }
-      });
+    const commits = refuseCommits(kit);
     const asked = [kit.engine.trigger("quick", { triggeredBy: "api" }), kit.engine.trigger("other", { triggeredBy: "api" })];
     for (const p of asked) await expect(p).rejects.toThrow(/database or disk is full/);
     expect(kit.runsOf("quick")).toEqual([]);
     expect(kit.runsOf("other")).toEqual([]);
     expect(kit.transitions).toEqual([]);
     await kit.waitFor("a killed process to free its pool slot", () => kit.engine.counts().running === 0, 5_000);
-    refuse = false;
+    commits.refuse = false;
     const next = await kit.engine.trigger("quick", { triggeredBy: "api" });
     expect((await kit.waitRun(next.id, ["SUCCESS", "FAILED"])).status).toBe("SUCCESS");
   });
@@ -151,22 +156,9 @@ describe("engine.trigger: the triggers of one loop turn in one commit", () => {
 
   it("a run triggered while the failed commit's killed process is still going gets an id of its own, and keeps its pool slot", async () => {
     const kit = await startKit(`jobs:\n  slow:\n    command: "sleep 2"\n    concurrency: allow\n`, { daemon: "executor:\n  pool_size: 2\n" });
-    const tx = kit.store.tx.bind(kit.store);
-    let refuse = true;
-    let depth = 0;
-    kit.store.tx = <T>(fn: () => T): T =>
-      tx(() => {
-        depth++;
-        try {
-          const out = fn();
-          if (refuse && depth === 1) throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-          return out;
-        } finally {
-          depth--;
-        }
-      });
+    const commits = refuseCommits(kit);
     await expect(kit.engine.trigger("slow", { triggeredBy: "api" })).rejects.toThrow(/database or disk is full/);
-    refuse = false;
+    commits.refuse = false;
     // At once, before the killed process is gone: SQLite would give the rolled-back run's id again.
     const next = await kit.engine.trigger("slow", { triggeredBy: "api" });
     await kit.waitFor("the new run RUNNING", () => kit.store.runs.get(next.id)?.status === "RUNNING", 5_000);

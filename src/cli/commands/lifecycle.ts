@@ -250,7 +250,7 @@ async function stop(ctx: CliContext, cmd: Command, opts: StopOpts): Promise<{ pi
     const gone = local ? !holdsLock(pidFile, info.pid) : !(await stillAnswers(client));
     if (gone) break;
     // Gone without its pid file: died. (A clean exit removes the file first: look again, it may have just.)
-    if (local && !alive(info.pid) && holdsLock(pidFile, info.pid)) {
+    if (local && !isAlive(info.pid) && holdsLock(pidFile, info.pid)) {
       // Killed, or crashed, while stopping: its pid file stays; the next start takes the stale lock over.
       client.close();
       throw new CliError(
@@ -305,16 +305,6 @@ async function reportDrained(ctx: CliContext, client: DaemonClient, draining: Ma
     draining.delete(id);
     const run = await client.get<RunRecord>(`/api/runs/${id}`).catch(() => null);
     note(ctx, `${what} ended ${run?.status ?? ""}`.trim() + (draining.size > 0 ? `; still waiting for ${describeRuns(draining)}` : "; no job is running now"));
-  }
-}
-
-/** Whether a process with this pid exists (signal 0 checks without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
