@@ -8,6 +8,7 @@
 import {
   daemonView,
   effectiveView,
+  hideExposed,
   jobView,
   MASK,
   parseDaemonText,
@@ -35,7 +36,7 @@ export function projectConfigView(project: ProjectConfig): Record<string, unknow
 /** One job in the YAML vocabulary, defaults applied, env redacted; null for an unknown job. */
 export function jobConfigView(project: ProjectConfig, name: string): Record<string, unknown> | null {
   const job = project.jobs.get(name);
-  return job ? { name, ...jobView(job, true) } : null;
+  return job ? hideExposed({ name, ...jobView(job, true) }, project.exposedSecrets) : null;
 }
 
 export function daemonConfigView(daemon: DaemonConfig): Record<string, unknown> {

@@ -216,6 +216,16 @@ describe("daemon views", () => {
     expect((view.auth as { bearer: unknown }).bearer).toEqual({ token_file: "/etc/svc/tokens", token: "***" });
   });
 
+  it("daemonView hides a secret anchored in a plain field and aliased into a secret one", () => {
+    const anchored = "api:\n  cors: {allowed_origins: [&t 'https://s3cret.example']}\nexecutor:\n  global_env: {ORIGIN: *t}\n";
+    const config = valueOf(parse(anchored));
+    expect(config.exposedSecrets).toEqual(["https://s3cret.example"]);
+    const view = daemonView(config);
+    expect(JSON.stringify(view)).not.toContain("s3cret");
+    expect((view.api as { cors: unknown }).cors).toEqual({ allowed_origins: ["***"], allow_credentials: false });
+    expect(config.api.cors.allowedOrigins).toEqual(["https://s3cret.example"]);
+  });
+
   it("redactConfigText keeps every line and hides secret values", () => {
     const r = redactConfigText("svcd.yaml", text);
     if (!r.ok) throw new Error(JSON.stringify(r.errors));

@@ -15,6 +15,7 @@ import { svcdSchema } from "./schema/svcdSchema.js";
 import { schemaIssues } from "./schemaCheck.js";
 import { asDict, deepFreeze, isDict, isInt, isString, type Dict } from "./values.js";
 import { parseYamlText } from "./yamlSource.js";
+import { exposedSecrets } from "./redactText.js";
 
 /** Built-in roles (CONTRACT §5); a configured role replaces the one of the same name. */
 export const DEFAULT_RBAC: Readonly<Record<string, readonly string[]>> = Object.freeze({
@@ -60,6 +61,7 @@ export function parseDaemonText(
     // An empty file (or none) is all defaults: nothing for the schema to check.
     if (parsed.value !== null && parsed.value !== undefined) issues.errors.push(...schemaIssues("svcd", parsed.value));
     const config = buildDaemon(asDict(parsed.value), abs, env, issues);
+    if (parsed.aliased) config.exposedSecrets = exposedSecrets("svcd.yaml", text);
     if (issues.errors.length === 0 && issues.warnings.length === 0) return { ok: true, value: deepFreeze(config), warnings: [] };
     const locate = parsed.locator();
     const errors = finalize(issues.errors, shown, locate).sort((a, b) => a.line - b.line || a.column - b.column);
@@ -188,6 +190,7 @@ function buildDaemon(root: Dict, file: string | null, env: NodeJS.ProcessEnv, is
 
   return {
     file,
+    exposedSecrets: [],
     api: {
       addr,
       basePath,

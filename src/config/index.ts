@@ -7,7 +7,7 @@ export { loadDaemonConfig, parseDaemonText, DEFAULT_RBAC } from "./daemon.js";
 export { findConfig, dataDir, findDaemonConfig, ConfigNotFoundError, PROJECT_FILE, DAEMON_FILE } from "./discover.js";
 export type { FindOptions, DataDirOptions } from "./discover.js";
 export { resolveEnvRefs, envRefNames } from "./env.js";
-export { effectiveView, daemonView, jobView, frequencyLabel, scheduleLabel, REDACTED } from "./views.js";
+export { effectiveView, daemonView, hideExposed, jobView, frequencyLabel, scheduleLabel, REDACTED } from "./views.js";
 export { redactConfigText, secretValues, MASK } from "./redactText.js";
 export type { RedactResult, SecretValue, TextIssue } from "./redactText.js";
 export { SECRET_RULES } from "./redactRules.js";

@@ -529,6 +529,33 @@ describe("effectiveView", () => {
     expect((view.integrations as Record<string, Record<string, unknown>>).smtp).toMatchObject({ username: "***", password: "***", port: 587 });
     expect(JSON.parse(json)).toEqual(view);
   });
+
+  it("a secret anchored in a plain field and aliased into a secret one is *** in both; the same text unanchored elsewhere is not", () => {
+    const text = [
+      "jobs:",
+      "  a:",
+      "    command: echo",
+      "    description: &t s3cret-anchored",
+      "    tags: [*t, visible-tag]",
+      "    env: {TOKEN: *t}",
+      "  b:",
+      "    command: echo",
+      "    description: a plain description",
+      "    env: {MODE: a plain description}",
+    ].join("\n");
+    const project = valueOf(parse(text));
+    expect(project.exposedSecrets).toEqual(["s3cret-anchored"]);
+    // The description is hidden in the model (the job list and notifications show it); env keeps the value to run with.
+    expect(project.jobs.get("a")!.description).toBe("***");
+    expect(project.jobs.get("a")!.env.TOKEN).toBe("s3cret-anchored");
+    const view = effectiveView(project, { redact: true });
+    expect(JSON.stringify(view)).not.toContain("s3cret");
+    const jobs = view.jobs as Record<string, Record<string, unknown>>;
+    expect(jobs.a).toMatchObject({ description: "***", tags: ["***", "visible-tag"], env: { TOKEN: "***" } });
+    // Only values an alias carries into a secret place: an env value written out is not hidden elsewhere.
+    expect(jobs.b!.description).toBe("a plain description");
+    expect(valueOf(parse(text.replace("env: {TOKEN: *t}", "env: {TOKEN: other}"))).exposedSecrets).toEqual([]);
+  });
 });
 
 describe("limits a job's values must keep", () => {

@@ -16,6 +16,8 @@ import { closest } from "./suggest.js";
 import { schemaIssues } from "./schemaCheck.js";
 import { asDict, deepFreeze, isDict, isKnownZone, isString, isStringList, systemZone } from "./values.js";
 import { parseYamlText } from "./yamlSource.js";
+import { exposedSecrets } from "./redactText.js";
+import { REDACTED } from "./views.js";
 
 export interface LoadOptions {
   /**
@@ -74,6 +76,7 @@ function parseUnsafe(text: string, file: string, env: NodeJS.ProcessEnv, wantWar
   const dotenv = loadDotenv(file);
   if (dotenv.error) issues.warn([], dotenv.error);
   const built = buildProject(asDict(data), file, env, dotenv.vars, issues, () => fileOrder(asDict(asDict(data).jobs), parsed.locator));
+  if (parsed.aliased) hideExposedDescriptions(built, exposedSecrets("svc.yaml", text));
 
   if (issues.errors.length === 0 && (issues.warnings.length === 0 || !wantWarnings) && built.graph.cycle === null) {
     return { ok: true, value: deepFreezeProject(built), warnings: [] };
@@ -85,6 +88,18 @@ function parseUnsafe(text: string, file: string, env: NodeJS.ProcessEnv, wantWar
   if (errors.length > 0) return { ok: false, errors, warnings };
   built.warnings.push(...warnings);
   return { ok: true, value: deepFreezeProject(built), warnings };
+}
+
+/**
+ * Records the secrets also written in plain fields through an anchor, and
+ * hides a description that is one: descriptions are shown in every view of a
+ * job (the job list, notifications), not only the config views that
+ * hideExposed covers (views.ts).
+ */
+function hideExposedDescriptions(project: ProjectConfig, exposed: string[]): void {
+  project.exposedSecrets = exposed;
+  const hidden = new Set(exposed);
+  for (const job of project.jobs.values()) if (job.description !== null && hidden.has(job.description)) job.description = REDACTED;
 }
 
 /**
@@ -157,6 +172,7 @@ function buildProject(
     warnings: [],
     graph,
     defaultTimezone,
+    exposedSecrets: [],
   };
 }
 

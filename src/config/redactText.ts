@@ -72,6 +72,25 @@ export function secretValues(kind: ConfigKind, text: string): { ok: true; values
   return { ok: true, values: [...a.walk.secrets.map((s) => value(s, false)), ...a.inComments.secrets.map((s) => value(s, true))] };
 }
 
+/**
+ * The text values that are secret at one place and plain at another: a
+ * scalar anchored in a plain field and aliased into a secret one
+ * (`description: &t s3cret` with `env: {TOKEN: *t}`). The source view
+ * masks the scalar where it is written; the effective views (built from the
+ * loaded values, which no longer know their anchors) hide these values
+ * wherever they show them (views.ts). Empty for a text that does not parse.
+ */
+export function exposedSecrets(kind: ConfigKind, text: string): string[] {
+  const a = analyse(kind, text);
+  if (!a.ok) return [];
+  const out = new Set<string>();
+  for (const n of a.walk.hidden) {
+    const v = (n as YamlLib.Scalar).value;
+    if (a.walk.shown.has(n) && typeof v === "string" && v !== "") out.add(v);
+  }
+  return [...out];
+}
+
 // ---- parsing -----------------------------------------------------------------
 
 interface CommentToken {
@@ -174,6 +193,9 @@ class Walk {
   readonly edits: Edit[] = [];
   readonly entries: Entry[] = [];
   readonly secrets: FoundSecret[] = [];
+  /** Scalars left as written at some path, and scalars masked at some path (an alias can do both to one scalar). */
+  readonly shown = new Set<YNode>();
+  readonly hidden = new Set<YNode>();
   /** Every path each map and sequence is reached at (more than one through aliases and merges). */
   readonly places = new Map<YNode, string[][]>();
   private visits = 0;
@@ -218,7 +240,9 @@ class Walk {
     }
     if (Y.isScalar(node)) {
       const text = typeof node.value === "string" ? node.value : "";
-      if ((secret || this.matcher.isSecretText(text)) && node.range) {
+      const hide = secret || this.matcher.isSecretText(text);
+      (hide ? this.hidden : this.shown).add(node);
+      if (hide && node.range) {
         const block = node.type === "BLOCK_LITERAL" || node.type === "BLOCK_FOLDED";
         this.mask(node.range[0], node.range[1], path, node.value, block);
       }

@@ -220,6 +220,8 @@ export interface ProjectConfig {
   graph: DepGraph;
   /** The zone of jobs without their own: `defaults.timezone`, else the system zone. */
   defaultTimezone: string;
+  /** Secret text also written in a plain field through a YAML anchor: hidden wherever the views show it (views.ts). */
+  exposedSecrets: readonly string[];
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -292,4 +294,6 @@ export interface DaemonConfig {
     killGraceMs: number;
   };
   metrics: { enabled: boolean };
+  /** Secret text also written in a plain field through a YAML anchor: hidden wherever the views show it (views.ts). */
+  exposedSecrets: readonly string[];
 }

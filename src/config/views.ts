@@ -43,11 +43,26 @@ export function effectiveView(project: ProjectConfig, opts: { redact: boolean } 
   for (const i of project.integrations.values()) integrations[i.name] = integrationView(i, secret);
   const jobs: Record<string, Json> = {};
   for (const job of project.jobs.values()) jobs[job.name] = jobView(job, opts.redact);
-  return {
-    defaults: { timezone: project.defaultTimezone },
-    integrations,
-    jobs,
+  const view = { defaults: { timezone: project.defaultTimezone }, integrations, jobs };
+  return opts.redact ? hideExposed(view, project.exposedSecrets) : view;
+}
+
+/**
+ * The view with every text equal to one of `exposed` shown as `***`: a
+ * secret anchored in a plain field (`description: &t s3cret`) and aliased
+ * into a secret one (`env: {TOKEN: *t}`) is hidden in both (the source view
+ * masks it where it is written: redactText.ts). Whole texts only.
+ */
+export function hideExposed<T extends Json>(view: T, exposed: readonly string[]): T {
+  if (exposed.length === 0) return view;
+  const hidden = new Set(exposed);
+  const walk = (v: Json): Json => {
+    if (typeof v === "string") return hidden.has(v) ? REDACTED : v;
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
   };
+  return walk(view) as T;
 }
 
 function integrationView(i: IntegrationConfig, secret: (v: string | null) => Json): Json {
@@ -145,7 +160,7 @@ export function daemonView(c: DaemonConfig): Record<string, Json> {
   const rbac: Record<string, Json> = {};
   for (const [role, rules] of Object.entries(c.auth.rbac)) rbac[role] = [...rules];
   const oidc = c.auth.oidc as Record<string, string | null> | null;
-  return {
+  const view: Record<string, Json> = {
     api: {
       addr: c.api.addr,
       base_path: c.api.basePath,
@@ -226,6 +241,7 @@ export function daemonView(c: DaemonConfig): Record<string, Json> {
     },
     metrics: { enabled: c.metrics.enabled },
   };
+  return hideExposed(view, c.exposedSecrets);
 }
 
 function pad(n: number): string {

@@ -23,7 +23,8 @@ export function yaml(): typeof YamlLib {
 }
 
 export type YamlResult =
-  | { ok: true; value: unknown; locator: () => Locate }
+  /** `aliased`: the text has a YAML alias (`*name`); the fast path has none. */
+  | { ok: true; value: unknown; locator: () => Locate; aliased: boolean }
   | { ok: false; issues: RawIssue[] };
 
 const FIRST_LINE: Position = { line: 1, column: 1 };
@@ -36,6 +37,7 @@ export function parseYamlText(text: string): YamlResult {
       ok: true,
       value: fast.value,
       locator: () => (locate ??= fastLocator(text)),
+      aliased: false,
     };
   }
   return parseWithYaml(text);
@@ -110,7 +112,14 @@ function parseWithYaml(text: string): YamlResult {
     return { ok: false, issues: [{ path: [], message: `YAML: ${yamlProblem(firstLine(e))}`, at: FIRST_LINE }] };
   }
   const locate = nodeLocator(doc, lineCounter);
-  return { ok: true, value, locator: () => locate };
+  let aliased = false;
+  Y.visit(doc, {
+    Alias: () => {
+      aliased = true;
+      return Y.visit.BREAK;
+    },
+  });
+  return { ok: true, value, locator: () => locate, aliased };
 }
 
 /** For the rare case the fast path cannot locate: parse the document once. */

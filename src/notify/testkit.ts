@@ -76,6 +76,7 @@ export function project(jobs: JobConfig[], integrations: IntegrationConfig[]): P
     defaultTimezone: "UTC",
     dotenv: {},
     warnings: [],
+    exposedSecrets: [],
   };
 }
 

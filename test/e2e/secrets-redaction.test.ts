@@ -81,6 +81,42 @@ describe("the example of issue 18, through the built binaries", () => {
   });
 });
 
+describe("a secret anchored in a plain field and aliased into a secret one, through the built binaries", () => {
+  // The job checks it got the value (without printing it): only the views hide it.
+  const SVC = 'jobs:\n  hello:\n    description: &t anchored-s3cret-77\n    command: test "$TOKEN" = "$EXPECTED"\n    frequency: manual\n    env: {TOKEN: *t, EXPECTED: anchored-s3cret-77}\n';
+  let dir: string;
+  let d: DaemonProc;
+
+  beforeAll(async () => {
+    dir = project(SVC);
+    d = await startDaemon(dir);
+  }, 60_000);
+  afterAll(async () => {
+    await d?.stop();
+    if (dir) cleanup(dir);
+  });
+
+  it("no config view, job view or CLI view shows it; the job runs with it", async () => {
+    const run = await d.api<{ run_id: number }>("POST", "/api/jobs/hello/run", {});
+    expect(run.status).toBe(202);
+    await until("the run to succeed", async () => (await d.api<{ status: string }>("GET", `/api/runs/${run.body.run_id}`)).body.status === "SUCCESS");
+    const seen: Seen[] = [];
+    for (const path of ["/api/config", "/api/config/source", "/api/jobs", "/api/jobs/hello", "/api/dag"]) {
+      const r = await d.api("GET", path);
+      expect(r.status, path).toBe(200);
+      seen.push({ where: path, text: JSON.stringify(r.body) });
+    }
+    for (const args of [["config", "show"], ["config", "show", "--json"], ["status", "--json"]]) {
+      const r = await runSvc(args, { cwd: dir });
+      expect(r.code, `svc ${args.join(" ")}: ${r.stderr}`).toBe(0);
+      seen.push({ where: `svc ${args.join(" ")}`, text: r.stdout + r.stderr });
+    }
+    expectNoSecret(seen, ["anchored-s3cret-77"]);
+    const view = await d.api<{ config: { jobs: { hello: { description: string; env: unknown } } } }>("GET", "/api/config");
+    expect(view.body.config.jobs.hello).toMatchObject({ description: "***", env: { TOKEN: "***" } });
+  });
+});
+
 describe("redaction property through a real svcd", () => {
   const ADMIN = "admin-token-e2e-71c3";
   const VIEWER = "viewer-token-e2e-9a04";
