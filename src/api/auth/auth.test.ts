@@ -4,7 +4,7 @@ import { join } from "node:path";
 import bcrypt from "bcryptjs";
 import { afterAll, describe, expect, it } from "vitest";
 import { memoryLogger } from "../../shared/logger.js";
-import { DEFAULT_RBAC } from "../../config/daemon.js";
+import { DEFAULT_RBAC, parseDaemonText } from "../../config/daemon.js";
 import { Authenticator, type AuthConfig } from "./authenticator.js";
 import { BasicVerifier } from "./basic.js";
 import { BcryptWorker } from "./bcryptWorker.js";
@@ -51,6 +51,16 @@ describe("rbac", () => {
     expect(may("broken", "GET", "/a/x/b")).toBe(false);
     expect(may("nosuchrole", "GET", "/api/status")).toBe(false);
     expect(compileRule("get /x")).toEqual({ method: "GET", segments: ["x"], rest: false });
+  });
+
+  it("svcd.yaml refuses, with its place, every rule that would be skipped; every rule it takes compiles", () => {
+    const rules = ["GET /**", "* /**", "POST /api/jobs/*/run", "GET /a/**", "GET /a/b**/c", "GET /a/**/b", "GET /**/x", "* /a/*/**/**", "GET /", "FETCH /x", "GET x", "GET  /x"];
+    for (const [i, rule] of rules.entries()) {
+      const loaded = parseDaemonText(`auth:\n  rbac:\n    r:\n      - ${JSON.stringify(rule)}\n`, "/etc/svc/svcd.yaml", {});
+      const compiled = compileRule(rule);
+      expect(loaded.ok, `${rule}: ${JSON.stringify(loaded)}`).toBe(typeof compiled !== "string" && /^(?:\*|GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) \//.test(rule));
+      if (!loaded.ok) expect(loaded.errors[0], `rule ${i}`).toMatchObject({ line: 4, path: "/auth/rbac/r/0", message: expect.stringMatching(/METHOD \/path\/pattern" with \*\* only as the last segment/) });
+    }
   });
 });
 

@@ -42,7 +42,8 @@ const bool = (dflt: boolean, description: string): JsonSchema => ({
 
 const path = (description: string): JsonSchema => ({ type: "string", minLength: 1, description });
 
-export const RBAC_RULE_PATTERN = "^(?:\\*|GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) /\\S*$";
+// A ** segment only as the last one: a rule such as "GET /api/**/run" would be dropped at runtime (src/api/auth/rbac.ts).
+export const RBAC_RULE_PATTERN = "^(?:\\*|GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) (?!\\S*/\\*\\*/)/\\S*$";
 
 export const svcdSchema: JsonSchema = {
   $schema: "http://json-schema.org/draft-07/schema#",
@@ -145,7 +146,7 @@ export const svcdSchema: JsonSchema = {
           items: {
             type: "string",
             pattern: RBAC_RULE_PATTERN,
-            "x-message": 'must be "METHOD /path/pattern", e.g. "GET /**" or "POST /api/jobs/*/run"',
+            "x-message": 'must be "METHOD /path/pattern" with ** only as the last segment, e.g. "GET /**" or "POST /api/jobs/*/run"',
           },
           "x-message": 'must be a list of "METHOD /path/pattern" rules',
         },
