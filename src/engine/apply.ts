@@ -2,7 +2,8 @@ import { iso } from "../shared/clock.js";
 import type { RunPatch, RunRecord, RunStatus } from "../store/types.js";
 import { isTerminal } from "../store/runStatus.js";
 import type { EngineContext } from "./context.js";
-import type { Effect } from "./outcomes.js";
+import { gatherFacts } from "./facts.js";
+import { decide, type Effect } from "./outcomes.js";
 
 /** What happens once the writes of a decision are committed, in the order of its effects. */
 export type AfterCommit = (() => void)[];
@@ -60,9 +61,9 @@ export function writeEffects(ctx: EngineContext, effects: readonly Effect[], pum
           after.push(() => attempt.stop(e.reason));
           break;
         }
-        // Waiting out its retry delay: no process to stop, it ends FAILED now.
+        // Waiting out its retry delay: no process to stop, it ends FAILED now, with what follows a stopped run.
         const run = ctx.waiting.has(e.runId) ? ctx.store.runs.get(e.runId) : null;
-        if (run?.status === "RETRYING") transition(run.id, "RETRYING", "FAILED", { error: e.reason, finished_at: at });
+        if (run?.status === "RETRYING") after.push(...writeEffects(ctx, decide({ kind: "stopped", reason: e.reason }, gatherFacts(ctx, run), ctx.clock.now(), ctx.random), pump));
         break;
       }
       case "notify": {

@@ -240,6 +240,21 @@ describe("retries", () => {
       { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
     ]);
   });
+
+  it.each([
+    ["alert", [{ kind: "notify", event: "on_failure", runId: 1, previousStatus: null }]],
+    ["ignore", []],
+    ["skip", []],
+    ["stop", []],
+  ] as const)("a RETRYING run stopped for good (cancel) ends as a stopped RUNNING one does: on_failure %s", (policy, after) => {
+    const w = { project: project(`retries: 2\non_failure: ${policy}`), cycle: [row(1, "extract", "RETRYING", { next_attempt_at: iso(NOW + 60_000) })] };
+    expect(run(w, row(1, "extract", "RETRYING", { next_attempt_at: iso(NOW + 60_000) }), { kind: "stopped", reason: "cancelled" })).toEqual([
+      { kind: "transition", runId: 1, from: "RETRYING", to: "FAILED", patch: { error: "cancelled", finished_at: AT, next_attempt_at: null } },
+      { kind: "jobState", job: "extract", patch: { last_failure: AT } },
+      transformNotRun("cancelled"),
+      ...after,
+    ]);
+  });
 });
 
 describe("success and dependency triggering", () => {

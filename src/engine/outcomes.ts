@@ -25,7 +25,9 @@ export type Situation =
   /** A RUNNING run left by a previous daemon: its process is gone (CONTRACT §3 crash recovery). */
   | { kind: "lost" }
   /** A waiting (PENDING or RETRYING) run reached the head of the queue with a pool slot free. */
-  | { kind: "ready" };
+  | { kind: "ready" }
+  /** A RETRYING run, waiting out its retry delay, was stopped for good (cancel, replace, pipeline stop): no process to stop. */
+  | { kind: "stopped"; reason: string };
 
 export type NotifyEvent = "on_success" | "on_failure" | "on_sla_breach" | "on_retry";
 
@@ -108,6 +110,9 @@ export function decide(situation: Situation, facts: Facts, now: number, random: 
     case "ready":
       d.ready();
       break;
+    case "stopped":
+      d.stopped(situation.reason);
+      break;
   }
   return d.effects;
 }
@@ -183,6 +188,14 @@ class Decision {
     const failed = this.transition(run, "FAILED", { error: "daemon restarted, process lost", finished_at: this.at, pid: null });
     this.push({ kind: "jobState", job: run.job_name, patch: { last_failure: this.at } });
     if (job) this.afterFailure(failed, job, true);
+  }
+
+  /** As a RUNNING run stopped for the same reason ends (its attempt ended `stopped`), without the attempt's fields. */
+  stopped(reason: string): void {
+    const { run, job } = this.facts;
+    const failed = this.transition(run, "FAILED", { error: reason, finished_at: this.at, next_attempt_at: null });
+    this.push({ kind: "jobState", job: run.job_name, patch: { last_failure: this.at } });
+    if (job) this.afterFailure(failed, job, false, true);
   }
 
   /** CONTRACT §3: a removed job, a halted cycle, the gate, then the concurrency policy of a new run. */

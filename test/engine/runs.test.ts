@@ -167,7 +167,12 @@ describe("timeouts and cancel", () => {
     const run = kit.engine.runNow("f", { triggeredBy: "cli" });
     await kit.waitRun(run.id, ["RETRYING"]);
     kit.engine.cancel("f");
-    expect((await kit.waitRun(run.id, ["FAILED"])).error).toBe("cancelled");
+    const done = await kit.waitRun(run.id, ["FAILED"]);
+    expect(done).toMatchObject({ error: "cancelled", next_attempt_at: null });
+    // As a cancelled RUNNING run: on_failure (alert) tells, and the job's last failure is the cancel.
+    await kit.waitFor("the on_failure alert", () => kit!.notes.some((n) => n.event === "on_failure" && n.run.id === run.id), 5_000);
+    expect(kit.notes.map((n) => n.event)).toEqual(["on_retry", "on_failure"]);
+    expect(kit.store.jobState.get("f")!.last_failure).toBe(done.finished_at);
   });
 });
 
