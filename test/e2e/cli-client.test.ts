@@ -119,6 +119,7 @@ describe("svc status", () => {
     const grp = json<{ jobs: { name: string }[] }>(await ok(["status", "--tag", "grp", "--json"]));
     expect(grp.jobs.map((j) => j.name)).toEqual(["failing", "hello"]);
     expect(await fails(["status", "--tag", "no-such-tag"], 1)).toContain('no job has the tag "no-such-tag"');
+    expect(await fails(["status", "--tag", "no-such-tag", "--json"], 1)).toContain('no job has the tag "no-such-tag"');
   });
 
   it("colours only with FORCE_COLOR (or a TTY), never with NO_COLOR", async () => {

@@ -25,12 +25,11 @@ export function register(program: Command, ctx: CliContext): void {
       const client = await clientFor(cmd, ctx);
       if (job !== undefined) return showJob(ctx, client, job, { json: opts.json === true });
       const answer = await client.get<JobsAnswer>("/api/jobs", { tag: opts.tag });
+      // An unknown tag is an error with --json too (as every other --tag), not an empty list.
+      if (answer.jobs.length === 0 && opts.tag !== undefined) throw new CliError(`no job has the tag "${opts.tag}" (svc tags list shows the tags)`);
       if (opts.json) return printJson(ctx.output, answer);
       await configDriftWarning(ctx, client);
-      if (answer.jobs.length === 0) {
-        if (opts.tag !== undefined) throw new CliError(`no job has the tag "${opts.tag}" (svc tags list shows the tags)`);
-        return printLine(ctx.output, "(no jobs)");
-      }
+      if (answer.jobs.length === 0) return printLine(ctx.output, "(no jobs)");
       printLine(ctx.output, statusTable(answer.jobs, styleFor(ctx)));
     });
 }
