@@ -120,5 +120,39 @@ suite("cycle graph against a real daemon", () => {
     await page.keyboard.press("g");
     await page.waitForURL(new RegExp(`#/graph\\?cycle=${first.extract!.cycle_id}$`));
     await poll(() => node("transform").getAttribute("href")).toBe(`#/runs/${first.transform!.id}`);
+
+    // Shift+G too (the hint says "G"); a run that cannot be read says so instead of doing nothing.
+    const timeline = `${rig.d.base}/#/timeline?from=${from}&to=${to}&q=transform`;
+    await page.goto(timeline);
+    await bar.focus();
+    await page.keyboard.press("Shift+G");
+    await page.waitForURL(new RegExp(`#/graph\\?cycle=${first.extract!.cycle_id}$`));
+    await page.goto(timeline);
+    await page.route(`**/api/runs/${first.transform!.id}`, (route) => route.fulfill({ status: 503, contentType: "application/json", body: '{"error":{"code":"unavailable","message":"restarting"}}' }));
+    try {
+      await bar.focus();
+      await page.keyboard.press("g");
+      await page.getByText(`Cannot open run #${first.transform!.id}'s cycle`).waitFor();
+      expect(page.url()).toContain("#/timeline");
+    } finally {
+      await page.unroute(`**/api/runs/${first.transform!.id}`);
+    }
+  });
+
+  it("a failed load of the cycle is tried again, and the graph then shows", async () => {
+    let refused = 0;
+    const runsOfCycle = (url: URL) => url.pathname.endsWith("/api/db/job_runs") && url.searchParams.get("cycle_id") === first.extract!.cycle_id;
+    await page.route(runsOfCycle, (route) =>
+      refused++ === 0 ? route.fulfill({ status: 503, contentType: "application/json", body: '{"error":{"code":"unavailable","message":"restarting"}}' }) : route.continue(),
+    );
+    try {
+      await page.goto(`${rig.d.base}/#/graph?cycle=${first.extract!.cycle_id}`);
+      await page.getByRole("alert").filter({ hasText: "503" }).waitFor();
+      await poll(() => node("report").getAttribute("data-status")).toBe("FAILED");
+      expect(refused).toBeGreaterThanOrEqual(2);
+      expect(await page.getByText("could not be refreshed").count()).toBe(0);
+    } finally {
+      await page.unroute(runsOfCycle);
+    }
   });
 });

@@ -367,6 +367,14 @@ suite("dashboard against a real daemon", () => {
     expect((await waitRun(daemon, refused, ["SKIPPED"])).status).toBe("SKIPPED");
     await open("#/");
     await expect.poll(() => page.locator('tr[data-job="sleeper"]').innerText()).toContain("running");
+    // So do the graph's node and the job page's badge.
+    await open("#/graph");
+    const sleeperNode = page.locator('svg.graph a.node[data-job="sleeper"]');
+    await expect.poll(() => sleeperNode.getAttribute("data-status")).toBe("RUNNING");
+    expect(await sleeperNode.getAttribute("aria-label")).toBe("sleeper: now RUNNING");
+    await open("#/jobs/sleeper");
+    await expect.poll(() => page.locator(".view-head").innerText()).toContain("RUNNING");
+    expect(await page.locator(".view-head").innerText()).not.toContain("SKIPPED");
     await open("#/db/job_state");
     const row = page.locator("tr", { has: page.getByRole("link", { name: "sleeper", exact: true }) });
     await expect.poll(() => row.getByRole("button", { name: "Clear lock" }).isEnabled()).toBe(true);
@@ -410,6 +418,20 @@ suite("dashboard against a real daemon", () => {
     );
     expect(lines[1]).toMatch(new RegExp(`^${seeded.flaky},flaky,FAILED,manual,`));
     expect(lines.at(-1)).toBe("");
+
+    // A select changed with the keyboard applies at once and keeps the focus, so the next arrow key goes on.
+    await page.getByLabel("Trigger").focus();
+    await page.keyboard.press("ArrowDown");
+    await page.waitForURL(/trigger=manual/);
+    expect(await page.evaluate("document.activeElement && document.activeElement.name")).toBe("trigger");
+    await page.keyboard.press("ArrowDown");
+    await page.waitForURL(/trigger=schedule/);
+    expect(await page.evaluate("document.activeElement && document.activeElement.name")).toBe("trigger");
+    // Clear filters resets the fields from the URL.
+    await page.getByRole("button", { name: "Clear filters" }).click();
+    await page.waitForURL((u) => !u.hash.includes("trigger="));
+    await expect.poll(() => page.getByLabel("Trigger").inputValue()).toBe("");
+    expect(await page.getByLabel("Job").inputValue()).toBe("");
 
     await open("#/audit?reason=browser");
     await expect.poll(() => rows.count()).toBe(1);

@@ -1,3 +1,4 @@
+import { useEffect, useRef } from "preact/hooks";
 import { patchQuery, type Route } from "../lib/router.js";
 
 export interface FilterField {
@@ -10,12 +11,25 @@ export interface FilterField {
 }
 
 /**
- * Filters that live in the URL query: the form is re-created from the URL
- * (key), selects apply at once, text fields on Enter or "Apply". Any change
- * goes back to page 1.
+ * Filters that live in the URL query: selects apply at once, text fields on
+ * Enter or "Apply". Any change goes back to page 1. The form stays mounted
+ * (a keyboard user changing a select with the arrow keys keeps its focus);
+ * its fields take the URL's values when the URL changes (Clear, Back).
  */
 export function FilterForm({ fields, route, label }: { fields: FilterField[]; route: Route; label: string }) {
   const q = route.query;
+  const formRef = useRef<HTMLFormElement>(null);
+  const values = fields.map((f) => q.get(f.name) ?? "");
+  const fromUrl = values.join("\u0000");
+  useEffect(() => {
+    const el = formRef.current;
+    if (!el) return;
+    fields.forEach((f, i) => {
+      const input = el.elements.namedItem(f.name);
+      if ((input instanceof HTMLInputElement || input instanceof HTMLSelectElement) && input.value !== values[i]) input.value = values[i]!;
+    });
+    // Only when the URL changes: a field being edited keeps what is typed until then.
+  }, [fromUrl]);
   const apply = (form: HTMLFormElement) => {
     const data = new FormData(form);
     const patch: Record<string, string | null> = { page: null, offset: null };
@@ -25,7 +39,7 @@ export function FilterForm({ fields, route, label }: { fields: FilterField[]; ro
   const active = fields.some((f) => q.get(f.name));
   return (
     <form
-      key={fields.map((f) => q.get(f.name) ?? "").join("\u0000")}
+      ref={formRef}
       class="filters"
       aria-label={label}
       onSubmit={(e) => {

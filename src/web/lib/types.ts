@@ -1,6 +1,7 @@
 /** Response shapes of the daemon API (CONTRACT §4). Records come from src/store/types.ts. */
 import type { ConfigIssue } from "../../config/types.js";
 import type { JobStateRow, LogStream, RunRecord, RunStatus } from "../../store/types.js";
+import type { ActiveRun } from "./jobNow.js";
 
 export type {
   AlertRow,
@@ -32,7 +33,7 @@ export interface JobSummary {
   next_run: string | null;
   last_run: RunRecord | null;
   /** What the job is doing now: its PENDING, RUNNING and RETRYING runs (last_run may be a newer SKIPPED one). */
-  active_runs?: { id: number; status: "PENDING" | "RUNNING" | "RETRYING" }[];
+  active_runs?: ActiveRun[];
   state: JobStateRow | null;
   /** Not in CONTRACT §4 yet; used for the next-run tooltip when present. */
   timezone?: string;
@@ -43,6 +44,8 @@ export interface JobDetail {
   job: Record<string, unknown>;
   state: (JobStateRow & { paused: boolean | 0 | 1 }) | null;
   runs: RunRecord[];
+  /** Its PENDING, RUNNING and RETRYING runs, whether or not `runs` (the newest few) holds them. */
+  active_runs?: ActiveRun[];
 }
 
 export interface StartedRun {

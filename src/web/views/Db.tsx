@@ -47,7 +47,7 @@ export function DbView({ table, route }: { table: string; route: Route }) {
         </Empty>
       ) : (
         <>
-          {def.filters.length > 0 && <FilterForm fields={def.filters} route={route} label={`${def.title} filters`} />}
+          {def.filters.length > 0 && <FilterForm key={def.name} fields={def.filters} route={route} label={`${def.title} filters`} />}
           {def.note && <p class="hint">{def.note}</p>}
           {action.error && <ErrorBox error={action.error} title={action.error.status === 409 ? "Refused: conflict (409)" : "Action failed"} />}
           <Loaded state={result} what={`Loading ${def.name}`}>

@@ -5,6 +5,7 @@ import type { Route } from "../lib/router.js";
 import { seg } from "../lib/api.js";
 import { fmtDuration, plural, runDuration, shortId } from "../lib/format.js";
 import { latestByJob, loadCycle, type CycleData } from "../lib/cycle.js";
+import { nowStatus } from "../lib/jobNow.js";
 import { isTerminal, type DagResponse, type JobSummary, type OutputRow, type RunRecord } from "../lib/types.js";
 import { Empty, ErrorBox, Loaded, Loading } from "../components/States.js";
 import { Time } from "../components/Time.js";
@@ -214,16 +215,17 @@ function Legend({ cycle }: { cycle: boolean }) {
   );
 }
 
-/** The whole graph: each node coloured and labelled by its job's last run. */
+/** The whole graph: each node coloured and labelled by what its job is doing now (an active run), else its last run. */
 function WholeGraph({ dag }: { dag: DagResponse }) {
   const jobs = useApi<{ jobs: JobSummary[] }>("api/jobs", dag.nodes.length > 300 ? 15_000 : 5000);
   const byName = useMemo(() => new Map((jobs.data?.jobs ?? []).map((j) => [j.name, j])), [jobs.data]);
   const laid = useMemo(() => layout(dag), [dag]);
   const state = (name: string): NodeState => {
     const job = byName.get(name);
-    const status = job?.last_run?.status ?? null;
+    const status = (job && nowStatus(job.active_runs, job.last_run)) ?? null;
     const detail = `${status ?? "never run"}${job?.paused ? " · paused" : ""}`;
-    return { status, detail, label: `${name}: ${status ? `last run ${status}` : "never run"}${job?.paused ? ", paused" : ""}`, href: href(`/jobs/${seg(name)}`) };
+    const what = status === null ? "never run" : (job?.active_runs ?? []).length > 0 ? `now ${status}` : `last run ${status}`;
+    return { status, detail, label: `${name}: ${what}${job?.paused ? ", paused" : ""}`, href: href(`/jobs/${seg(name)}`) };
   };
   return (
     <>
@@ -263,7 +265,12 @@ function CycleGraph({ dag, cycleId }: { dag: DagResponse; cycleId: string }) {
           // While a run of the cycle is live, look again; a finished cycle no longer changes.
           if (d.runs.some((r) => !isTerminal(r.status))) timer = setTimeout(load, 2000);
         },
-        (e: unknown) => live && setError(e instanceof ApiError ? e : new ApiError(0, "client", String(e))),
+        (e: unknown) => {
+          if (!live) return;
+          setError(e instanceof ApiError ? e : new ApiError(0, "client", String(e)));
+          // A failed load (the daemon restarting, a dropped connection) is tried again, less often.
+          timer = setTimeout(load, 5000);
+        },
       );
     void load();
     return () => {
@@ -299,6 +306,7 @@ function CycleGraph({ dag, cycleId }: { dag: DagResponse; cycleId: string }) {
   const first = data.runs[0]!;
   return (
     <>
+      {error && <ErrorBox error={error} title="The cycle's runs could not be refreshed (trying again)" />}
       <div class="cycle-head card">
         <p>
           Cycle <code title={cycleId}>{shortId(cycleId)}</code>, started <Time iso={first.created_at} /> by {first.trigger} ({first.job_name}

@@ -14,6 +14,7 @@ import { RunDialog } from "../components/RunDialog.js";
 import { BackfillDialog } from "../components/BackfillDialog.js";
 import { BackfillsTable } from "./Backfill.js";
 import { lazy } from "../components/Lazy.js";
+import { nowStatus } from "../lib/jobNow.js";
 
 const DurationChart = lazy(() => import("./DurationChart.js"), "the chart");
 const UpcomingPanel = lazy(() => import("./upcoming/Panel.js"), "the next runs");
@@ -77,15 +78,16 @@ export function JobView({ name, route }: { name: string; route: Route }) {
         <a href="#/">Jobs</a> / {name}
       </p>
       <Loaded state={detail} what={`Loading ${name}`}>
-        {({ job, state, runs }) => {
+        {({ job, state, runs, active_runs }) => {
           const latest = runs[0];
+          const now = nowStatus(active_runs, latest);
           const paused = !!state?.paused;
           return (
             <>
               <div class="view-head">
                 <h1>{name}</h1>
                 <PausedBadge paused={paused} />
-                {latest && <RunStatusBadge status={latest.status} />}
+                {now && <RunStatusBadge status={now} />}
                 <div class="head-actions">
                   <button type="button" class="primary" onClick={() => setRunOpen(true)}>
                     Run…
@@ -106,8 +108,9 @@ export function JobView({ name, route }: { name: string; route: Route }) {
                 job={name}
                 allowed={{
                   retry: latest?.status === "FAILED",
-                  cancel: runs.some((r) => r.status === "RUNNING" || r.status === "RETRYING"),
-                  skip: runs.some((r) => r.status === "PENDING"),
+                  // Its active runs, which the newest few runs shown may not hold.
+                  cancel: (active_runs ?? runs).some((r) => r.status === "RUNNING" || r.status === "RETRYING"),
+                  skip: (active_runs ?? runs).some((r) => r.status === "PENDING"),
                 }}
                 onDone={() => void detail.reload()}
               />

@@ -11,23 +11,14 @@ import { Empty, ErrorBox, Loaded } from "../components/States.js";
 import { RunDialog } from "../components/RunDialog.js";
 import { TagChips } from "../components/TagChips.js";
 import { useWindowedRows } from "../lib/useWindowedRows.js";
+import { nowStatus } from "../lib/jobNow.js";
 
 /** Live refresh; a big project's list (≈1 KB a job) is fetched less often. */
 const pollMs = (jobs: number) => (jobs > 300 ? 5000 : 3000);
 
 /** What the job is doing now, as text: a running run wins over the paused flag. */
-/**
- * What the job is doing now: its active runs first (its newest run may be a SKIPPED one, refused at once by
- * `concurrency: forbid` while an older run still runs; docs/API.md), else its newest run.
- */
-function nowStatus(j: JobSummary): string | undefined {
-  const active = j.active_runs ?? [];
-  for (const s of ["RUNNING", "RETRYING", "PENDING"] as const) if (active.some((r) => r.status === s)) return s;
-  return j.last_run?.status;
-}
-
 function jobState(j: JobSummary): { tone: "run" | "warn" | "wait" | "ok"; text: string } {
-  const s = nowStatus(j);
+  const s = nowStatus(j.active_runs, j.last_run);
   if (s === "RUNNING") return { tone: "run", text: "running" };
   if (s === "RETRYING") return { tone: "warn", text: "retrying" };
   if (s === "PENDING") return { tone: "wait", text: "pending" };
@@ -158,7 +149,7 @@ function Summary({ jobs }: { jobs: JobSummary[] }) {
   let failed = 0;
   let paused = 0;
   for (const j of jobs) {
-    const now = nowStatus(j);
+    const now = nowStatus(j.active_runs, j.last_run);
     if (now === "RUNNING" || now === "RETRYING") running++;
     if (j.last_run?.status === "FAILED") failed++;
     if (j.paused) paused++;

@@ -3,6 +3,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/ho
 import { href } from "../../lib/router.js";
 import { api, seg } from "../../lib/api.js";
 import { navigate } from "../../lib/router.js";
+import { notify } from "../../lib/notices.js";
 import {
   describeAttempts,
   describeRun,
@@ -314,9 +315,18 @@ export function Chart({ rows, view, now, onView }: { rows: Row[]; view: View; no
         onView(zoom(view, 2, item ? view.from + center / scale : undefined));
         break;
       case "g":
+      case "G": {
+        // The hint says "G" (Shift or Caps Lock give "G"); Ctrl+G and the like are the browser's.
+        if (e.ctrlKey || e.metaKey || e.altKey) return;
         // The focused run's cycle, as a graph (the timeline's rows do not carry the cycle id).
-        if (item?.kind === "bar") void api.get<{ cycle_id: string }>(`api/runs/${item.run.id}`).then((r) => navigate("/graph", { cycle: r.cycle_id }));
+        if (item?.kind !== "bar") break;
+        const id = item.run.id;
+        void api.get<{ cycle_id: string }>(`api/runs/${id}`).then(
+          (r) => navigate("/graph", { cycle: r.cycle_id }),
+          (err: unknown) => notify("error", `Cannot open run #${id}'s cycle: ${err instanceof Error ? err.message : String(err)}`),
+        );
         break;
+      }
       default:
         return;
     }
