@@ -131,3 +131,39 @@ describe("Daemon start: a failed start undoes the parts already started", () => 
     await expectUndone(p, 0, dbDir);
   });
 });
+
+describe("Daemon reload", () => {
+  const metrics = async (d: Daemon) => (await fetch(`http://${d.address}/metrics`)).text();
+  const reloads = (text: string, result: string) => Number(new RegExp(`^svc_config_reloads_total\\{result="${result}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+
+  it("drops a removed job's series at once, and counts a reload the engine could not apply as a failure", async () => {
+    const p = paths("");
+    writeFileSync(p.config, `jobs:\n  keep:\n    command: "true"\n    frequency: manual\n  gone:\n    command: "true"\n    frequency: manual\n`);
+    const d = new Daemon(p);
+    running.push(d);
+    await d.start();
+    const run = (await (await fetch(`http://${d.address}/api/jobs/gone/run`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { run_id: number };
+    await until("gone's run to end", async () => ((await (await fetch(`http://${d.address}/api/runs/${run.run_id}`)).json()) as { status: string }).status === "SUCCESS", 10_000, 20);
+    expect(await metrics(d)).toMatch(/^svc_runs_total\{job_name="gone",status="SUCCESS",trigger="manual"\} 1$/m);
+
+    writeFileSync(p.config, `jobs:\n  keep:\n    command: "true"\n    frequency: manual\n`);
+    expect((await d.reload()).ok).toBe(true);
+    const after = await metrics(d);
+    expect(after).not.toContain('job_name="gone"');
+    expect(reloads(after, "success")).toBe(1);
+
+    // Valid, but the engine cannot apply it (its schedule cannot be stored): a failure, and the old config stays.
+    const engine = (d as unknown as { engine: { reload(project: unknown): void } }).engine;
+    const apply = engine.reload.bind(engine);
+    engine.reload = () => {
+      throw new Error("disk I/O error");
+    };
+    writeFileSync(p.config, `jobs:\n  other:\n    command: "true"\n    frequency: manual\n`);
+    expect((await d.reload()).ok).toBe(false);
+    engine.reload = apply;
+    const failed = await metrics(d);
+    expect([reloads(failed, "success"), reloads(failed, "failure")]).toEqual([1, 1]);
+    const jobs = (await (await fetch(`http://${d.address}/api/jobs`)).json()) as { jobs: { name: string }[] };
+    expect(jobs.jobs.map((j) => j.name)).toEqual(["keep"]);
+  });
+});

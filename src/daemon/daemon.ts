@@ -177,24 +177,29 @@ export class Daemon {
     const project = loadProject(this.paths.config, process.env, { warnings: false });
     const daemon = loadDaemonConfig(this.paths.daemonConfig);
     const errors = [...(project.ok ? [] : project.errors), ...(daemon.ok ? [] : daemon.errors)];
-    this.metrics?.reloaded(project.ok && daemon.ok);
     if (!project.ok || !daemon.ok) {
+      this.metrics?.reloaded(false);
       for (const e of errors) this.log.error({ file: e.file, line: e.line, path: e.path }, `reload rejected: ${formatIssue(e)}`);
       this.log.warn(`reload rejected (${errors.length} error${errors.length === 1 ? "" : "s"}): the previous config stays in effect`);
       return { ok: false, errors };
     }
+    // The new project before the engine's `config:reloaded`: its listeners (metrics dropping a removed
+    // job's series, the notifier's integration rows) read it through project().
+    const previous = this.project;
+    this.project = project.value;
     try {
       this.engine!.reload(project.value);
     } catch (e) {
       // The config is valid but its schedule could not be stored: nothing of it took effect.
+      this.project = previous;
+      this.metrics?.reloaded(false);
       const err = toError(e);
       const why = describeStorageError(err) ?? `internal error: ${err.message}`;
       this.log.error({ err }, `reload failed: ${why}; the previous config stays in effect`);
       return { ok: false, errors: [{ file: this.paths.config, line: 0, column: 0, path: "", message: `the new config could not be applied (${why}); the previous config stays in effect` }] };
     }
-    this.project = project.value;
+    this.metrics?.reloaded(true);
     this.loadedConfig = loaded;
-    this.notifier.syncIntegrations(project.value);
     this.applyDaemonConfig(daemon.value);
     this.log.info({ jobs: project.value.jobs.size }, "config reloaded");
     return { ok: true, jobs: project.value.jobs.size };
