@@ -182,10 +182,14 @@ export interface RestoreResult {
 
 /**
  * Puts `source` (checked first) in place of the database at `dbPath`. The
- * previous database, with its -wal and -shm files, is renamed to
- * `<db>.bak-<UTC timestamp>` (-wal, -shm suffixed the same way, so SQLite
- * still finds them when the copy is opened). The caller makes sure no
- * daemon uses the database (it holds the daemon's PID lock).
+ * copy is SQLite's own (`VACUUM INTO` on a read-only connection), so what a
+ * source still holds in its -wal file (a `svc.db.bak-...` kept after a crash)
+ * is copied too, as the check counted it. The previous database, with its
+ * -wal and -shm files, is renamed to `<db>.bak-<UTC timestamp>` (-wal, -shm
+ * suffixed the same way, so SQLite still finds them when the copy is opened;
+ * `-2`, `-3`... after the timestamp when a restore in the same second took
+ * it). The caller makes sure no daemon uses the database (it holds the
+ * daemon's PID lock).
  */
 export function restoreFrom(source: string, dbPath: string, now = new Date()): RestoreResult {
   const src = path.resolve(source);
@@ -195,13 +199,13 @@ export function restoreFrom(source: string, dbPath: string, now = new Date()): R
   if (!check.ok) throw new Error(`refusing to restore: ${check.problem}`);
   fs.mkdirSync(path.dirname(db), { recursive: true, mode: 0o700 });
   const tmp = `${db}.restoring-${process.pid}`;
-  fs.rmSync(tmp, { force: true });
-  fs.copyFileSync(src, tmp);
+  for (const suffix of ["", "-journal"]) fs.rmSync(tmp + suffix, { force: true });
+  copyWithSqlite(src, tmp);
   fs.chmodSync(tmp, 0o600);
   let previous: string | null = null;
   try {
     if (fs.existsSync(db)) {
-      previous = `${db}.bak-${stamp(now)}`;
+      previous = freeName(`${db}.bak-${stamp(now)}`);
       for (const suffix of ["", "-wal", "-shm"]) {
         if (fs.existsSync(db + suffix)) fs.renameSync(db + suffix, previous + suffix);
       }
@@ -213,6 +217,24 @@ export function restoreFrom(source: string, dbPath: string, now = new Date()): R
     fs.rmSync(tmp, { force: true });
   }
   return { database: db, previous, schemaVersion: check.schemaVersion, runs: check.runs };
+}
+
+/** A consistent copy of the database `src` (its -wal content included) at `dest`, which must not exist. */
+function copyWithSqlite(src: string, dest: string): void {
+  const from = new Database(src, { readonly: true, fileMustExist: true });
+  try {
+    from.prepare("VACUUM INTO ?").run(dest);
+  } finally {
+    from.close();
+  }
+}
+
+/** `base`, or `base-2`, `base-3`...: the first name that neither it nor its -wal and -shm files use. */
+function freeName(base: string): string {
+  const taken = (name: string) => ["", "-wal", "-shm"].some((suffix) => fs.existsSync(name + suffix));
+  let name = base;
+  for (let n = 2; taken(name); n++) name = `${base}-${n}`;
+  return name;
 }
 
 /** 20261124T225301Z: sortable, and no colons (which some tools read as host:path). */

@@ -5,7 +5,7 @@
  * restore refuses while a daemon runs, refuses a newer schema and a file
  * that is not an svc database, and keeps the old database.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -195,4 +195,18 @@ describe("svc restore", () => {
       await d.stop();
     }
   }, 30_000);
+
+  it("restores into a project whose data directory does not exist yet (a new machine), creating it private", async () => {
+    const fresh = project(yaml);
+    try {
+      expect(existsSync(join(fresh, ".svc"))).toBe(false);
+      const r = await runSvc(["restore", backup], { cwd: fresh });
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(statSync(join(fresh, ".svc")).mode & 0o777).toBe(0o700);
+      expect(runsIn(join(fresh, ".svc", "svc.db"))).toBe(3);
+    } finally {
+      cleanup(fresh);
+    }
+  });
 });

@@ -11,6 +11,7 @@
  * works (so no daemon can start meanwhile, and a running one makes it
  * refuse), checks FILE, and keeps the old database as svc.db.bak-<UTC stamp>.
  */
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { acquirePidLock, LockHeldError } from "../../daemon/pidLock.js";
@@ -82,12 +83,14 @@ async function restore(ctx: CliContext, globals: ClientGlobals, file: string, js
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
   let lock;
   try {
+    // A new machine has no data directory yet: restoring is how it gets its database.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     lock = acquirePidLock(join(dataDir, "svcd.pid"), quiet);
   } catch (e) {
     if (e instanceof LockHeldError) {
       throw new CliError(`a daemon is running (pid ${e.pid}) for ${projectFile}: stop it with \`svc stop\`, then restore`);
     }
-    throw e;
+    throw new CliError(`cannot use the data directory ${shownPath(ctx.cwd, dataDir)}: ${e instanceof Error ? e.message : String(e)}`);
   }
   let r;
   try {
