@@ -72,7 +72,7 @@ export function renderUnit(o: UnitOptions): string {
     "",
     "[Service]",
     "Type=exec",
-    `ExecStart=${args.map(quoteArg).join(" ")}`,
+    `ExecStart=${args.map(execArg).join(" ")}`,
     "ExecReload=/bin/kill -HUP $MAINPID",
     `WorkingDirectory=${escapeValue(workingDir)}`, // a path, taken as is (quotes are not allowed here)
     `Environment=${quoteArg(`PATH=${[...new Set([o.nodeDir, "/usr/local/bin", "/usr/bin", "/bin"])].join(":")}`)}`,
@@ -99,6 +99,11 @@ export function quoteArg(s: string): string {
   if (/[\n\r]/.test(s)) throw new Error(`a path with a line break cannot go into a systemd unit: ${JSON.stringify(s)}`);
   const v = escapeValue(s);
   return /[\s"'\\]/.test(v) ? `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"` : v;
+}
+
+/** A word of ExecStart=: quoted as quoteArg, and `$` doubled (systemd substitutes `$VAR` and `${VAR}` there). */
+function execArg(s: string): string {
+  return quoteArg(s).replace(/\$/g, "$$$$");
 }
 
 function escapeValue(s: string): string {

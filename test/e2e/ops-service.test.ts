@@ -42,8 +42,8 @@ describe("svc service", () => {
 
   beforeAll(() => {
     base = realpathSync(mkdtempSync(join(tmpdir(), "svc-service-")));
-    // A directory name with a space and a %: both need escaping in a unit file.
-    dir = join(base, "etl jobs 100%");
+    // A directory name with a space, a % and a $: each needs escaping in a unit file ($ only in ExecStart, which substitutes variables).
+    dir = join(base, "etl jobs 100% ${USER}");
     mkdirSync(dir);
     writeFileSync(join(dir, "svc.yaml"), 'jobs:\n  a:\n    command: "true"\n');
     writeFileSync(join(dir, "svcd.yaml"), "scheduler:\n  shutdown_timeout: 2m\nexecutor:\n  kill_grace: 15s\n");
@@ -60,7 +60,7 @@ describe("svc service", () => {
     expect(r.code).toBe(0);
     const unit = r.stdout;
     const lines = unit.split("\n");
-    expect(lines).toContain(`ExecStart=${realpathSync(join(ROOT, "bin", "svcd"))} -c "${join(dir, "svc.yaml").replace("%", "%%")}"`);
+    expect(lines).toContain(`ExecStart=${realpathSync(join(ROOT, "bin", "svcd"))} -c "${join(dir, "svc.yaml").replace("%", "%%").replace("$", "$$$$")}"`);
     expect(lines).toContain(`WorkingDirectory=${dir.replace("%", "%%")}`);
     expect(lines).toContain("ExecReload=/bin/kill -HUP $MAINPID");
     expect(lines).toContain("Restart=on-failure");
@@ -107,24 +107,24 @@ describe("svc service", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const unitDir = join(home, ".config", "systemd", "user");
-    const file = join(unitDir, "svc-etl-jobs-100.service");
+    const file = join(unitDir, "svc-etl-jobs-100-USER.service");
     expect(r.stdout).toContain(`wrote ${file}`);
-    expect(r.stdout).toContain("systemctl --user enable --now svc-etl-jobs-100.service");
+    expect(r.stdout).toContain("systemctl --user enable --now svc-etl-jobs-100-USER.service");
     expect(readFileSync(file, "utf8")).toBe((await svc(["service", "install", "--user", "--print"])).stdout);
     expect((await svc(["service", "install", "--user"])).stdout).toContain(`updated ${file}`);
 
     // What `systemctl --user enable` leaves behind.
     mkdirSync(join(unitDir, "default.target.wants"));
-    symlinkSync(file, join(unitDir, "default.target.wants", "svc-etl-jobs-100.service"));
+    symlinkSync(file, join(unitDir, "default.target.wants", "svc-etl-jobs-100-USER.service"));
     const u = await svc(["service", "uninstall", "--user"]);
     expect(u.code).toBe(0);
     expect(u.stdout).toContain(`removed ${file}`);
     expect(existsSync(file)).toBe(false);
-    expect(existsSync(join(unitDir, "default.target.wants", "svc-etl-jobs-100.service"))).toBe(false);
+    expect(existsSync(join(unitDir, "default.target.wants", "svc-etl-jobs-100-USER.service"))).toBe(false);
 
     const again = await svc(["service", "uninstall", "--user"]);
     expect(again.code).toBe(1);
-    expect(again.stderr).toBe(`svc: no unit svc-etl-jobs-100.service in ${unitDir} (see \`svc service install\`; --name if it was installed under another name)\n`);
+    expect(again.stderr).toBe(`svc: no unit svc-etl-jobs-100-USER.service in ${unitDir} (see \`svc service install\`; --name if it was installed under another name)\n`);
   });
 
   it("refuses --user with --system (usage error)", async () => {
