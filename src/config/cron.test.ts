@@ -131,6 +131,18 @@ describe("svc.yaml: cron:, every: and exclude, with positions", () => {
     valueOf(parse(job("cron:0 0 * 2 5#5")));
   });
 
+  it("a periodic expression whose every match falls in a DST gap of its zone is an error (the daemon would find no slot)", () => {
+    // 02:xx on the second Sunday of March: New York's spring-forward gap, every year.
+    const gap = "cron:*/30 2 * 3 0#2";
+    expect(issueAt(errorsOf(parse(job(gap, "    timezone: America/New_York\n"))), "/jobs/backup/frequency")).toMatchObject({
+      line: 4,
+      message: expect.stringMatching(/^cron:\*\/30 2 \* 3 0#2 can never run in America\/New_York: every local time it names falls in a DST gap/),
+    });
+    // The same in UTC runs; fixed minutes run right after the gap (§3), so they load in New York too.
+    valueOf(parse(job(gap, "    timezone: UTC\n")));
+    valueOf(parse(job("cron:30 2 * 3 0#2", "    timezone: America/New_York\n")));
+  });
+
   it("time, weekday and day_of_month beside cron: or every: are errors at that field", () => {
     const text = job("every:10s", `    time: "0230"\n    weekday: mon\n    day_of_month: 3\n`);
     const errors = errorsOf(parse(text));

@@ -9,6 +9,8 @@
 import { resolve } from "node:path";
 import { resolveChannel } from "./channels.js";
 import { cronNeverMatches } from "../schedule/cronMatch.js";
+import { nextCronSlot } from "../schedule/cronRun.js";
+import { zoneInfo } from "../schedule/zone.js";
 import { parseIcs } from "../schedule/icsParse.js";
 import { parseCron, parseEvery } from "./cron.js";
 import { readConfigText } from "./readText.js";
@@ -230,6 +232,12 @@ function buildSchedule(
     if (isKnownZone(raw.timezone)) timezone = raw.timezone;
     else issues.error(["jobs", name, "timezone"], unknownZoneMessage(raw.timezone));
   }
+  if (cron !== null && !runsInZone(cron, timezone)) {
+    issues.error(
+      ["jobs", name, "frequency"],
+      `${written} can never run in ${timezone}: every local time it names falls in a DST gap, and a periodic expression (minute field starting with *) skips times that do not exist; name other hours, or a fixed minute (then a time in the gap runs right after it)`,
+    );
+  }
   return {
     after,
     schedule: {
@@ -242,6 +250,21 @@ function buildSchedule(
       exclude: buildExclude(raw, kind, which, ctx, name),
     },
   };
+}
+
+/**
+ * Whether the expression has a slot from now on in `timezone`. Only a periodic expression whose hours are
+ * restricted can have every match in DST gaps (`*\/30 2 * 3 0#2` in America/New_York: 02:xx on the second
+ * Sunday of March, which never exists there); the daemon would find no slot to arm.
+ */
+function runsInZone(cron: CronSpec, timezone: string): boolean {
+  if (cron.fixedTime || cron.expr.split(" ")[2]!.startsWith("*")) return true;
+  try {
+    nextCronSlot(cron, zoneInfo(timezone), Date.now());
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isExpression(frequency: string): boolean {
