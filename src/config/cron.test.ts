@@ -199,11 +199,16 @@ jobs:
       "broken.ics": "BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nDTSTART:20261225T000000Z\nSUMMARY:x\nEND:VTODO\nEND:VCALENDAR\n",
       "rrule.ics": "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:1\nDTSTART:20261225T000000Z\nRRULE:FREQ=SOMETIMES\nEND:VEVENT\nEND:VCALENDAR\n",
       "zone.ics": "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:1\nDTSTART;TZID=Mars/Base:20261225T000000\nEND:VEVENT\nEND:VCALENDAR\n",
+      // Rules that never occur: ical.js would step them day by day forever (an April 31; Tuesdays every 7 days from a Monday).
+      "never.ics": "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:1\nDTSTART:20261221T000000Z\nRRULE:FREQ=DAILY;BYMONTH=4;BYMONTHDAY=31\nEND:VEVENT\nEND:VCALENDAR\n",
+      "weekly.ics": "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:1\nSUMMARY:x\nDTSTART:20261221T000000Z\nRRULE:FREQ=DAILY;INTERVAL=7;BYDAY=TU\nEND:VEVENT\nEND:VCALENDAR\n",
       "svc.yaml": `jobs:
   a: {command: x, frequency: hourly, exclude: {calendar: broken.ics}}
   b: {command: x, frequency: hourly, exclude: {calendar: missing.ics}}
   c: {command: x, frequency: hourly, exclude: {calendar: rrule.ics}}
   d: {command: x, frequency: hourly, exclude: {calendar: zone.ics}}
+  e: {command: x, frequency: hourly, exclude: {calendar: never.ics}}
+  f: {command: x, frequency: hourly, exclude: {calendar: weekly.ics}}
 `,
     });
     const errors = errorsOf(loadProject(join(dir, "svc.yaml")));
@@ -213,7 +218,10 @@ jobs:
     expect(issueAt(errors, "/jobs/d/exclude/calendar").message).toBe(
       'calendar zone.ics line 4: DTSTART has TZID "Mars/Base", which is neither an IANA time zone nor a VTIMEZONE of this file',
     );
-    expect(errors.map((e) => e.line)).toEqual([2, 3, 4, 5]);
+    for (const [job, line] of [["e", 5], ["f", 6]] as const) {
+      expect(issueAt(errors, `/jobs/${job}/exclude/calendar`).message).toMatch(new RegExp(`^calendar (never|weekly).ics line ${line}: its RRULE finds no occurrence in 100,000 steps`));
+    }
+    expect(errors.map((e) => e.line)).toEqual([2, 3, 4, 5, 6, 7]);
   });
 
   it("config show lists the frequency as written and the exclusions", async () => {

@@ -1,4 +1,4 @@
-import { parseIcs, type EventModel, type EventZone, type IcalTime } from "./icsParse.js";
+import { occurrences, parseIcs, type EventModel, type EventZone, type IcalTime } from "./icsParse.js";
 import { resolveWall } from "./localTime.js";
 import { DAY_MS, isValidZone, zoneInfo, type ZoneInfo } from "./zone.js";
 
@@ -97,7 +97,7 @@ export class IcsCalendar {
         if (s <= to && s + length >= from) push(m.event.startDate, m.event.endDate, m.summary);
         continue;
       }
-      const it = m.event.iterator();
+      const it = occurrences(m.event);
       for (let n = it.next(); n; n = it.next()) {
         const s = wallOf(n);
         if (s > to) break;

@@ -24,6 +24,36 @@ export function ical(): Ical {
   return loaded;
 }
 
+/**
+ * How many candidates in a row an RRULE may reject before it is called impossible. ical.js steps a
+ * DAILY (HOURLY, ...) rule one period at a time until its BY parts match, with no end: BY parts that
+ * never match together (`FREQ=DAILY;BYMONTH=4;BYMONTHDAY=31`) would hang the loader and the daemon.
+ * A daily rule meets any day there is within 1,500 steps (a February 29), an hourly one within 36,000.
+ */
+const MAX_MISSES = 100_000;
+
+type RuleIterator = { check_contracting_rules(): boolean };
+
+/** The event's occurrences, as `event.iterator()`, but an RRULE that finds none in MAX_MISSES steps throws. */
+export function occurrences(event: IcalEvent): ReturnType<IcalEvent["iterator"]> {
+  const it = event.iterator();
+  for (const rule of (it as unknown as { ruleIterators?: RuleIterator[] }).ruleIterators ?? []) {
+    const check = rule.check_contracting_rules.bind(rule);
+    let misses = 0;
+    rule.check_contracting_rules = () => {
+      if (check()) {
+        misses = 0;
+        return true;
+      }
+      if (++misses > MAX_MISSES) {
+        throw new Error(`its RRULE finds no occurrence in ${MAX_MISSES.toLocaleString("en")} steps: its BY parts never match together (e.g. BYMONTH=4;BYMONTHDAY=31)`);
+      }
+      return false;
+    };
+  }
+  return it;
+}
+
 export interface IcsProblem {
   line: number;
   message: string;
@@ -82,7 +112,7 @@ export function parseIcs(text: string, isZone: (name: string) => boolean): { ok:
     }
     try {
       if (model.event.isRecurring()) {
-        const it = model.event.iterator();
+        const it = occurrences(model.event);
         it.next();
         it.next();
       }
