@@ -140,6 +140,23 @@ describe("checkParams: values a trigger passes", () => {
     expect(checkParams(job.params, { day: "x2026-11-01" }).ok).toBe(false);
   });
 
+  it("a NUL character is refused (no process can be given one), a secret's value never quoted; inherited names are unknown", () => {
+    const secret = valueOf(parse(manual(`      tok: {secret: true, required: false}\n      note: {required: false}\n`))).jobs.get("a")!;
+    expect(checkParams(secret.params, { tok: "hunter2\u0000x", note: "a\u0000b" })).toEqual({
+      ok: false,
+      errors: [
+        { path: "params.tok", message: "must not contain a NUL character (\\0): no process can be given one" },
+        { path: "params.note", message: "must not contain a NUL character (\\0): no process can be given one" },
+      ],
+    });
+    for (const name of ["constructor", "toString", "hasOwnProperty", "__proto__"]) {
+      expect(checkParams(secret.params, JSON.parse(`{"${name}": "x"}`))).toEqual({
+        ok: false,
+        errors: [{ path: `params.${name}`, message: `unknown param "${name}": this job declares tok, note` }],
+      });
+    }
+  });
+
   it("defaultParams: the defaults alone", () => {
     expect(defaultParams(job.params)).toEqual({ limit: 10, dry: false, mode: "full" });
   });

@@ -156,7 +156,8 @@ export function checkParams(specs: Readonly<Record<string, ParamSpec>>, given: u
   const passed = (given ?? {}) as Dict;
   const declared = Object.keys(specs);
   for (const [name, value] of Object.entries(passed)) {
-    const spec = specs[name];
+    // Own names only: `constructor` or `toString` is not a declared param.
+    const spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
     if (!spec) {
       const hint = declared.length === 0 ? "this job declares no params" : `this job declares ${declared.join(", ")}`;
       errors.push({ path: `params.${name}`, message: `unknown param "${name}": ${hint}` });
@@ -197,6 +198,8 @@ export function secretParamNames(specs: Readonly<Record<string, ParamSpec>>): st
 export function checkValue(spec: ParamSpec, value: unknown): string | null {
   // A secret's value is never echoed, not even in an error.
   const show = spec.secret ? () => "***" : showValue;
+  // A process's arguments and environment cannot hold one: refused here, never at the start.
+  if (isString(value) && value.includes("\0")) return "must not contain a NUL character (\\0): no process can be given one";
   switch (spec.type) {
     case "integer":
       return typeof value === "number" && Number.isSafeInteger(value) ? null : `must be an integer (got ${show(value)})`;

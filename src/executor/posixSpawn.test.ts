@@ -110,7 +110,10 @@ describe("posixSpawn", () => {
     it("says why a process could not start: no such command, a missing working directory, a NUL byte", async () => {
       expect(((await start(way, "no-such-command-svc", [], { cwd: dir, env: ENV })) as NodeJS.ErrnoException).code).toBe("ENOENT");
       expect(((await start(way, "/bin/true", [], { cwd: join(dir, "nope"), env: ENV })) as NodeJS.ErrnoException).code).toBe("ENOENT");
-      await expect(start(way, "/bin/echo", ["a\0b"], { cwd: dir, env: ENV })).rejects.toThrow(/null bytes/);
+      await expect(start(way, "/bin/echo", ["a\0b"], { cwd: dir, env: ENV })).rejects.toThrow(/null bytes \(an argument of the command has one\)$/);
+      // Where, never the value: an environment value may be a secret.
+      const err = await start(way, "/bin/true", [], { cwd: dir, env: { ...ENV, API_KEY: "hunter2\0x" } }).catch((e: unknown) => e as Error);
+      expect((err as Error).message).toBe("spawn: strings may not contain null bytes (the environment variable API_KEY has one)");
     });
 
     it("gives each child's start time as /proc/<pid>/stat has it, or null (then read /proc)", async () => {

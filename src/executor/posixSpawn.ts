@@ -274,9 +274,12 @@ function lookUp(file: string, cwd: string, path: string | undefined): string | N
   return errnoError(sawDenied ? osConstants.errno.EACCES : osConstants.errno.ENOENT, file);
 }
 
-function checkNul(s: string): void {
-  if (s.includes("\0")) throw Object.assign(new TypeError(`spawn: strings may not contain null bytes (got ${JSON.stringify(s)})`), { code: "ERR_INVALID_ARG_VALUE" });
+/** Throws on a NUL byte, naming where it is (`what`) but never the value: it may be a secret (an env value, a param). */
+function checkNul(s: string, what: () => string): void {
+  if (s.includes("\0")) throw Object.assign(new TypeError(`spawn: strings may not contain null bytes (${what()} has one)`), { code: "ERR_INVALID_ARG_VALUE" });
 }
+
+const inVariable = (s: string) => () => `the environment variable ${s.slice(0, s.indexOf("="))}`;
 
 /** A frozen base environment's `K=V` strings (each checked for NUL), and where each key's string is. */
 interface PreparedEnv {
@@ -293,7 +296,7 @@ function prepareEnv(base: Readonly<Record<string, string | undefined>>): Prepare
     for (const [k, v] of Object.entries(base)) {
       if (v === undefined) continue;
       const s = `${k}=${v}`;
-      checkNul(s);
+      checkNul(s, inVariable(s));
       index.set(k, envp.length);
       envp.push(s);
     }
@@ -317,7 +320,7 @@ export function toEnvp(env: Readonly<Record<string, string | undefined>>): strin
       const v = env[k];
       if (v === undefined) continue;
       const s = `${k}=${v}`;
-      checkNul(s);
+      checkNul(s, inVariable(s));
       envp.push(s);
     }
     return envp;
@@ -337,7 +340,7 @@ export function toEnvp(env: Readonly<Record<string, string | undefined>>): strin
       continue;
     }
     const s = `${k}=${v}`;
-    checkNul(s);
+    checkNul(s, inVariable(s));
     if (at === undefined) envp.push(s);
     else envp[at] = s;
   }
@@ -362,7 +365,9 @@ type SpawnResult = [number, number, number, (string | null)?] | number;
 
 /** What posixSpawn and posixSpawnAsync share: the checked arguments, the exit callback, the child once spawned. */
 function prepare(file: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) {
-  for (const s of [file, opts.cwd, ...args]) checkNul(s);
+  checkNul(file, () => "the program's name");
+  checkNul(opts.cwd, () => "the working directory");
+  for (const s of args) checkNul(s, () => "an argument of the command");
   const strings = toEnvp(opts.env);
   // No string holds a NUL (toEnvp checks): joined by NUL they split back exactly.
   const envp = envAsOneString ? strings.join("\0") : strings;

@@ -59,6 +59,12 @@ describe("startProcess: commands, env, cwd", () => {
     }
   });
 
+  it("a start error names the shell or the program, never the command's text (rendered placeholders may be secrets)", async () => {
+    const r = h.start("curl -u ops:s3cret-param https://x", { env: { PATH: h.env.PATH!, BAD: "a\0b" } });
+    const why = (await r.exited).spawnError!;
+    expect(why).toBe("cannot start the job's command (/bin/sh -c): spawn: strings may not contain null bytes (the environment variable BAD has one)");
+  });
+
   it("uses the configured shell", async () => {
     const r = h.start("echo $0", { shell: "/bin/bash" });
     await r.exited;

@@ -147,10 +147,13 @@ function toArgv(spec: SpawnSpec): string[] | string {
   return spec.command;
 }
 
+/**
+ * The command as errors name it: the shell, or the program. Never the command's text: placeholders
+ * rendered into it may be secrets (`{{ params.token }}` of a `secret: true` param), and errors are
+ * shown to every viewer.
+ */
 function describe(spec: SpawnSpec): string {
-  return typeof spec.command === "string"
-    ? `${spec.shell} -c ${JSON.stringify(spec.command)}`
-    : JSON.stringify(spec.command[0]);
+  return typeof spec.command === "string" ? `the job's command (${spec.shell} -c)` : JSON.stringify(spec.command[0]);
 }
 
 function spawnErrorReason(spec: SpawnSpec, e: NodeJS.ErrnoException): string {

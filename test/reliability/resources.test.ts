@@ -235,7 +235,7 @@ describe("file descriptors exhausted", () => {
     })));
     expect(refused.map((r) => [r.status, r.error])).toEqual(refusedIds.map(() => [
       "FAILED",
-      `cannot start /bin/sh -c "sleep 0.3; echo done": svcd has no file descriptors left (EMFILE): raise its limit (ulimit -n, systemd LimitNOFILE=)`,
+      `cannot start the job's command (/bin/sh -c): svcd has no file descriptors left (EMFILE): raise its limit (ulimit -n, systemd LimitNOFILE=)`,
     ]));
     expect(fds()).toBe(LIMIT); // the fault lasted through every refused start
     expect((await httpJson(via, "GET", "/api/status")).status).toBe(200); // and the daemon kept serving
