@@ -46,6 +46,16 @@ jobs:
     frequency: hourly
     params:
       level: {type: integer, default: 3}
+  pair_plain:
+    frequency: manual
+    tags: [pair]
+    command: "true"
+  pair_needs:
+    frequency: manual
+    tags: [pair]
+    command: "true"
+    params:
+      day: {}
 `;
 
 let k: ApiKit;
@@ -143,6 +153,29 @@ describe("POST /api/jobs/:name/run with params", () => {
     const again = await k.waitRun(retry.body.run_id, ["FAILED"]);
     expect(again.params).toEqual({ pin: "***", note: "first" });
     expect(await logText(again.id)).toBe("got 4242");
+  });
+
+  it("running a tag checks every root's params first: a root that needs one fails the request, and no run starts", async () => {
+    const r = await k.post("/api/jobs/run", { tag: "pair" });
+    expect(r.status).toBe(422);
+    expect(r.body.error.details).toEqual([{ path: "params.day", message: "is required (a string)" }]);
+    for (const job of ["pair_plain", "pair_needs"]) expect((await k.get(`/api/jobs/${job}`)).body.runs, job).toEqual([]);
+  });
+
+  it("a retry of a run whose param has become secret since shows it as ***", async () => {
+    const first = await runWith("fails", { pin: 5151, note: "was-plain" });
+    await k.waitRun(first.id, ["FAILED"]);
+    k.writeConfig(YAML.replace("note: {default: n}", "note: {default: n, secret: true}"));
+    try {
+      expect((await k.post("/api/daemon/reload")).status).toBe(200);
+      const retry = await k.post("/api/jobs/fails/retry");
+      const again = await k.waitRun(retry.body.run_id, ["FAILED"]);
+      expect(again.params).toEqual({ pin: "***", note: "***" });
+      expect((await k.get(`/api/runs/${again.id}`)).text).not.toContain("was-plain");
+    } finally {
+      k.writeConfig(YAML);
+      expect((await k.post("/api/daemon/reload")).status).toBe(200);
+    }
   });
 
   it("a run without a body takes the defaults (and a job without params has {})", async () => {

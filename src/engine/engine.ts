@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { formatDuration } from "../config/index.js";
-import type { JobConfig, ProjectConfig } from "../config/types.js";
+import type { JobConfig, ParamValue, ProjectConfig } from "../config/types.js";
 import type { TimerHandle } from "../shared/clock.js";
 import { toError } from "../shared/toError.js";
 import type { BackfillRecord, JobStateRow, RunRecord } from "../store/types.js";
 import { createContext, downstreamIndex, nowIso, setStatus, type EngineContext, type EngineDeps, type NewRunFields } from "./context.js";
 import { Dispatcher } from "./dispatcher.js";
-import { checkParams } from "../config/params.js";
+import { checkParams, secretParamNames } from "../config/params.js";
 import { cancelBackfill, createBackfill, planBackfill, type BackfillPlan, type BackfillRequest } from "./backfill.js";
 import { badRequest, conflict, notFound, unknownJob, validationFailed } from "./errors.js";
 import { reconcile } from "./recovery.js";
@@ -160,7 +160,15 @@ export class Engine {
     return this.pool.createSoon(fields, job);
   }
 
-  private manualRun(name: string, opts: ManualRunOptions): { fields: NewRunFields; job: JobConfig } {
+  /**
+   * Throws what runNow would throw for this job and these options (an unknown job, a bad reason or
+   * params, a stopping daemon), creating nothing: a tag's run checks every root before it starts one.
+   */
+  checkManualRun(name: string, opts: Omit<ManualRunOptions, "cycleId">): void {
+    this.checked(name, opts);
+  }
+
+  private checked(name: string, opts: Omit<ManualRunOptions, "cycleId">): { job: JobConfig; reason: string | null; params: Record<string, ParamValue> } {
     const job = this.job(name);
     const reason = opts.reason ?? null;
     if (reason !== null && reason.length > MAX_REASON_LENGTH) {
@@ -169,10 +177,20 @@ export class Engine {
     const params = checkParams(job.params, opts.params);
     if (!params.ok) throw validationFailed(job.name, params.errors);
     this.assertRunning();
-    const cycleId = opts.cycleId === undefined ? randomUUID() : this.existingCycle(opts.cycleId);
-    // A person chose to carry on with this cycle (as retry does).
-    if (opts.cycleId !== undefined) this.ctx.halted.delete(cycleId);
-    return { fields: { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: cycleId, params: params.values }, job };
+    return { job, reason, params: params.values };
+  }
+
+  private manualRun(name: string, opts: ManualRunOptions): { fields: NewRunFields; job: JobConfig } {
+    const { job, reason, params } = this.checked(name, opts);
+    const fields: NewRunFields = { job_name: job.name, trigger: "manual", triggered_by: opts.triggeredBy, reason, cycle_id: randomUUID(), params };
+    if (opts.cycleId !== undefined) {
+      fields.cycle_id = this.existingCycle(opts.cycleId);
+      // A person chose to carry on with this cycle (as retry does).
+      this.ctx.halted.delete(fields.cycle_id);
+      // Its logical time is the cycle's (CONTRACT §7.3), which its dependents then inherit.
+      fields.scheduled_at = this.ctx.store.runs.inCycle(fields.cycle_id)[0]?.scheduled_at ?? null;
+    }
+    return { fields, job };
   }
 
   /** The one cycle whose id is, or starts with, `idOrPrefix`. */
@@ -207,7 +225,8 @@ export class Engine {
         cycle_id: last.cycle_id,
         attempt: last.attempt + 1,
         params: kept?.values ?? {},
-        secretParams: kept?.secret ?? [],
+        // Secret then, or secret now (the declaration may have changed since): either way it reads ***.
+        secretParams: [...new Set([...(kept?.secret ?? []), ...secretParamNames(job.params)])],
         scheduled_at: last.scheduled_at,
         // A person's run, not one of the backfill's: it does not count in the backfill's progress.
         backfill_id: null,

@@ -52,6 +52,18 @@ describe("scheduled_at", () => {
     expect(kit.lines(transform.id)).toContain("transform slot=2027-01-10T02:30:00.000Z arg=2027-01-10T02:30:00.000Z mode=b");
   });
 
+  it("a manual run joining a scheduled run's cycle takes the cycle's slot (its dependents then inherit it)", async () => {
+    const { kit, clock } = await kitAt("2027-01-10T02:29:59.000Z");
+    clock.set(at("2027-01-10T02:30:00.000Z"));
+    const [extract] = kit.runsOf("extract");
+    await kit.waitRun(extract!.id, ["SUCCESS"]);
+    await kit.waitRun((await kit.waitFor("transform", () => kit.runsOf("transform")[0])).id, ["SUCCESS"]);
+    const again = kit.engine.runNow("extract", { triggeredBy: "test", cycleId: extract!.cycle_id });
+    expect(again.scheduled_at).toBe("2027-01-10T02:30:00.000Z");
+    await kit.waitRun(again.id, ["SUCCESS"]);
+    expect(kit.lines(again.id)).toContain("extract slot=2027-01-10T02:30:00.000Z arg=2027-01-10T02:30:00.000Z level=3");
+  });
+
   it("a manual run has none: SVC_SCHEDULED_AT and the placeholder are empty", async () => {
     const { kit } = await kitAt("2027-01-10T12:00:00.000Z");
     const run = kit.engine.runNow("extract", { triggeredBy: "test", params: { level: 7 } });

@@ -268,6 +268,8 @@ export function jobRoutes(app: FastifyInstance, deps: ApiDeps, views: ViewCache)
       // roots finds both in the cycle and waits for both.
       const runs: (ReturnType<typeof started> & { job: string })[] = [];
       let cycleId: string | undefined;
+      // Every root is checked first (a required param without a default): all of them start, or none.
+      for (const name of plan.roots) engine.checkManualRun(name, { reason: reason ?? null, triggeredBy: triggeredBy(request) });
       for (const name of plan.roots) {
         const run = engine.runNow(name, { reason: reason ?? null, triggeredBy: triggeredBy(request), ...(cycleId ? { cycleId } : {}) });
         cycleId ??= run.cycle_id;
