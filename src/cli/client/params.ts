@@ -91,8 +91,9 @@ export function convert(text: string, decl: Declared | undefined): Value {
     case "integer":
       return /^[+-]?[0-9]+$/.test(text.trim()) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
     case "number": {
+      // Decimal notation only: Number() also reads 0x10, 0b11 and 0o7, which no one means as a number here.
       const n = Number(text);
-      return text.trim() !== "" && Number.isFinite(n) ? n : text;
+      return /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(text) && Number.isFinite(n) ? n : text;
     }
     case "boolean":
       return text === "true" ? true : text === "false" ? false : text;

@@ -7,6 +7,7 @@
 import type { Command } from "commander";
 import { globalsOf, type CliContext } from "../context.js";
 import { CliError, printJson, printLine, UsageError } from "../output.js";
+import { parseInstant } from "../../shared/instant.js";
 
 const MAX_COUNT = 1000;
 
@@ -21,7 +22,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--json", 'print {"job", "timezone", "runs": [{"utc", "local", "note"}]} ("excluded" too with --all)')
     .action(async (name: string, opts: { count: string; from?: string; all?: boolean; json?: boolean }, cmd: Command) => {
       const count = parseCount(opts.count);
-      const from = opts.from === undefined ? Date.now() : parseInstant(opts.from);
+      const from = opts.from === undefined ? Date.now() : instantOption(opts.from);
       const { requireProject } = await import("../configFiles.js");
       const project = requireProject(ctx, globalsOf(cmd));
       const job = project.jobs.get(name);
@@ -58,10 +59,10 @@ function parseCount(text: string): number {
   return n;
 }
 
-function parseInstant(text: string): number {
+function instantOption(text: string): number {
   // A date alone is UTC midnight; a date-time needs Z or an offset to be an instant.
-  const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) {
+  const ms = parseInstant(text);
+  if (ms === null) {
     throw new UsageError(`--from must be an ISO-8601 instant like 2027-03-14T06:00:00Z, got "${text}"`, "see 'svc next --help'");
   }
   return ms;
