@@ -245,6 +245,18 @@ describe("cron slots decades apart", () => {
     // In a zone with offsets, the same slot at its local midnight.
     expect(nextRun(cronSpec("0 * * 2 1#5", "Asia/Kathmandu"), at("2072-03-01T00:00:00Z"))?.local).toMatch(/^2112-02-29T00:00:00\+05:45 /);
   });
+
+  it("an exclude list does not cut the search at 10 years from now: the first slot decades away still runs", () => {
+    const holidays = { dates: ["2026-12-25"], calendars: [] };
+    expect(nextRun(cronSpec("0 0 * 2 1#5", "UTC", holidays), at("2026-01-01T00:00:00Z"))?.utc).toBe(feb29On(1, 2026, 1)[0]);
+    // Excluded, the one after it (28 years later) runs.
+    const first = feb29On(1, 2026, 2);
+    expect(nextRun(cronSpec("0 0 * 2 1#5", "UTC", { dates: [first[0]!.slice(0, 10)], calendars: [] }), at("2026-01-01T00:00:00Z"))?.utc).toBe(first[1]);
+    // Every slot excluded, for more than 10 years after the first and more than 100 slots: none.
+    const newYears = Array.from({ length: 120 }, (_, i) => `${2027 + i}-01-01`);
+    expect(nextRun(cronSpec("0 0 1 1 *", "UTC", { dates: newYears, calendars: [] }), at("2026-06-01T00:00:00Z"))).toBeNull();
+    expect(nextRun(cronSpec("0 0 1 1 *", "UTC", { dates: newYears.slice(0, 99), calendars: [] }), at("2026-06-01T00:00:00Z"))?.utc).toBe("2126-01-01T00:00:00.000Z");
+  });
 });
 
 describe("instants before 1970 (negative epoch milliseconds)", () => {

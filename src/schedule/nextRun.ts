@@ -30,19 +30,27 @@ export interface Slot extends ScheduledSlot {
   excluded: string | null;
 }
 
-/** How far a search for a runnable slot goes before it says there is none (everything excluded). */
+/**
+ * How far past the first slot a search for a runnable one goes before it says there is none (every slot
+ * excluded). From the first slot, not from `afterMs`: a sparse schedule's first slot may be decades away
+ * (a February 29 on a Monday) and still run.
+ */
 const SEARCH_YEARS_MS = 10 * 366 * DAY_MS;
+/** ...and past this many slots: a schedule whose slots are decades apart (a February 29 on a Monday) has few in 10 years. */
+const MIN_SLOTS_EXAMINED = 100;
 
-/** The first slot strictly after `afterMs` that runs (not excluded); null for `manual` and `after:` jobs. */
+/** The first slot strictly after `afterMs` that runs (not excluded); null for `manual` and `after:` jobs, and when exclude removes every slot it looks at. */
 export function nextRun(spec: ScheduleSpec, afterMs: number): ScheduledSlot | null {
   let after = afterMs;
   const exclude = spec.exclude;
-  for (;;) {
+  let first: number | null = null;
+  for (let examined = 1; ; examined++) {
     const slot = rawNext(spec, after);
     if (slot === null || isEmptyExclude(exclude)) return slot;
-    if (slot.at - afterMs > SEARCH_YEARS_MS) return null;
     const ex = exclusionAt(exclude!, zoneInfo(spec.timezone), slot.at);
     if (ex === null) return slot;
+    first ??= slot.at;
+    if (slot.at - first > SEARCH_YEARS_MS && examined >= MIN_SLOTS_EXAMINED) return null;
     after = Math.max(slot.at, ex.until - 1);
   }
 }

@@ -297,6 +297,17 @@ describe.concurrent("svc next", () => {
     expect(manual.stdout).toBe("cleanup has no schedule (frequency manual)\n");
   });
 
+  it("a schedule whose every slot is excluded says so (not \"frequency manual\"); a sparse one's first slot decades away shows", async ({ expect }) => {
+    const newYears = Array.from({ length: 120 }, (_, i) => `"${2027 + i}-01-01"`).join(", ");
+    const p = project({
+      "svc.yaml": `defaults:\n  exclude: {dates: ["2026-12-25"]}\njobs:\n  frozen:\n    command: x\n    frequency: "cron:0 0 1 1 *"\n    timezone: UTC\n    exclude: {dates: [${newYears}]}\n  leap:\n    command: x\n    frequency: "cron:0 0 * 2 1#5"\n    timezone: UTC\n`,
+    });
+    const frozen = await runSvc(["next", "frozen", "--from", "2026-06-01T00:00:00Z"], { cwd: p.dir });
+    expect(frozen.stdout).toBe("frozen: no slot runs: exclude removes every one for at least 10 years (svc next frozen --all lists them)\n");
+    const leap = await runSvc(["next", "leap", "--count", "1", "--from", "2026-01-01T00:00:00Z"], { cwd: p.dir });
+    expect(leap.stdout).toBe("2044-02-29T00:00:00.000Z  2044-02-29T00:00:00+00:00 UTC\n");
+  });
+
   it("usage errors exit 2; an unknown job exits 1", async ({ expect }) => {
     const p = project({ "svc.yaml": VALID });
     const bad = await runSvc(["next", "extract", "--count", "0"], { cwd: p.dir });

@@ -40,8 +40,12 @@ export function register(program: Command, ctx: CliContext): void {
         return;
       }
       if (runs.length === 0) {
-        const why = job.schedule.frequency === "after" ? "it runs after its upstream jobs succeed" : "frequency manual";
-        printLine(ctx.output, `${job.name} has no schedule (${why})`);
+        const kind = job.schedule.frequency;
+        if (kind === "after" || kind === "manual") {
+          printLine(ctx.output, `${job.name} has no schedule (${kind === "after" ? "it runs after its upstream jobs succeed" : "frequency manual"})`);
+        } else {
+          printLine(ctx.output, `${job.name}: no slot runs: exclude removes every one for at least 10 years (svc next ${job.name} --all lists them)`);
+        }
         return;
       }
       for (const r of runs) {
