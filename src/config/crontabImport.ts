@@ -72,10 +72,15 @@ export function importCrontab(text: string, opts: ImportOptions): ImportResult {
       const name = assign[1]!;
       const value = unquote(assign[2]!);
       if (name === "CRON_TZ" || name === "TZ") {
-        if (opts.isZone(value)) {
+        if (value === "") {
+          // cron's reset: back to the system's zone.
+          timezone = null;
+          pending.push(`# ${trimmed}: the jobs below run in svc's default zone`);
+        } else if (opts.isZone(value)) {
           timezone = value;
           pending.push(`# ${trimmed}: the jobs below run in timezone ${value}`);
         } else {
+          timezone = null;
           keep(line, raw, `unknown time zone "${value}": the jobs below keep svc's default zone`);
         }
       } else if (name === "MAILTO" || name === "MAILFROM") {
@@ -99,6 +104,10 @@ export function importCrontab(text: string, opts: ImportOptions): ImportResult {
     const command = commandText(entry.command);
     if ("why" in command) {
       keep(line, raw, command.why);
+      return;
+    }
+    if (command.text.includes("{{")) {
+      keep(line, raw, "its command holds {{, which svc reads as a placeholder ({{ params.x }}, {{ outputs.job.x }}): put the command in a script and run that");
       return;
     }
     const parsed = parseCron(entry.schedule);

@@ -121,6 +121,35 @@ describe.concurrent("svc import crontab", () => {
     expect(valid.code, valid.stderr).toBe(0);
   });
 
+  it("an unknown or empty CRON_TZ puts the jobs below back in svc's default zone; a command with {{ stays a comment", async ({ expect }) => {
+    const input = [
+      "CRON_TZ=Europe/Berlin",
+      "0 1 * * * /bin/true berlin",
+      "TZ=Nowhere/Foo",
+      "0 2 * * * /bin/true nowhere",
+      "CRON_TZ=Asia/Tokyo",
+      "0 3 * * * /bin/true tokyo",
+      "CRON_TZ=",
+      "0 4 * * * /bin/true reset",
+      '0 5 * * * echo "{{ outputs.x.y }}"',
+      "",
+    ].join("\n");
+    const p = project();
+    const r = await runSvc(["import", "crontab", "-"], { cwd: p.dir, input });
+    expect(r.code, r.stderr).toBe(0);
+    const zones = Object.values((parse(r.stdout) as Jobs).jobs).map((j) => [j.command, j.timezone ?? null]);
+    expect(zones).toEqual([
+      ["/bin/true berlin", "Europe/Berlin"],
+      ["/bin/true nowhere", null],
+      ["/bin/true tokyo", "Asia/Tokyo"],
+      ["/bin/true reset", null],
+    ]);
+    expect(r.stdout).toContain('# not imported (line 9): 0 5 * * * echo "{{ outputs.x.y }}"\n  #   its command holds {{, which svc reads as a placeholder');
+    p.write("svc.yaml", r.stdout);
+    const valid = await runSvc(["validate"], { cwd: p.dir });
+    expect(valid.code, valid.stderr).toBe(0);
+  });
+
   it("--write never overwrites; unreadable input is one error line", async ({ expect }) => {
     const p = project();
     p.write("svc.yaml", "jobs: {}\n");
