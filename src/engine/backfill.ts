@@ -160,7 +160,9 @@ export function cancelBackfill(ctx: EngineContext, id: number, by: string): { ba
   if (b.done) throw conflict(`backfill ${id} is finished: nothing waits to be cancelled`);
   ctx.backfills.cancel(id);
   const at = nowIso(ctx);
-  const waiting = store.backfills.waitingRuns(id);
+  // A run whose process is being started (posix_spawn on a worker thread) is still PENDING in the database: it
+  // runs, and finishes, as the running ones do.
+  const waiting = store.backfills.waitingRuns(id).filter((run) => !ctx.attempts.has(run.id));
   setStatuses(
     ctx,
     waiting.map((run) => ({ run, to: "SKIPPED" as const, patch: { error: "backfill cancelled", finished_at: at } })),

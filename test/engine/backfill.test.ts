@@ -143,6 +143,17 @@ describe("backfill", () => {
     expect(() => k.engine.cancelBackfill(backfill!.id, { by: "test" })).toThrow(/already cancelled/);
   });
 
+  it("cancel while the first run's process is being started: that run runs and finishes, the others end SKIPPED", async () => {
+    const k = await kit(hourlyJob("sleep 0.2"));
+    const { backfill } = k.engine.backfill("j", { from: "2027-01-01T00:00:00Z", to: "2027-01-01T03:00:00Z", triggeredBy: "test" });
+    // In the same turn: the first slot's start was dispatched, its RUNNING not yet recorded.
+    const { skipped } = k.engine.cancelBackfill(backfill!.id, { by: "test" });
+    expect(skipped).toBe(2);
+    const runs = await allDone(k, "j", 3);
+    expect(runs.map((r) => r.status)).toEqual(["SUCCESS", "SKIPPED", "SKIPPED"]);
+    expect(k.log.entries.filter((e) => e.level === "error")).toEqual([]);
+  });
+
   it("a restart mid-backfill resumes it: every slot ends with exactly one run", async () => {
     const yaml = hourlyJob("sleep 0.2");
     const k = await kit(yaml);
