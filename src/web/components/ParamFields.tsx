@@ -1,18 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, seg, type ApiError } from "../lib/api.js";
+import { initialInputs, paramsBody, type ParamDecl, type ParamInputs } from "../lib/paramForm.js";
 
-/** A job's param declaration as GET /api/jobs/:name shows it (a secret default reads ***). */
-export interface ParamDecl {
-  type: "string" | "integer" | "number" | "boolean" | "enum";
-  default: string | number | boolean | null;
-  required: boolean;
-  values: string[] | null;
-  pattern: string | null;
-  description: string | null;
-  secret: boolean;
-}
+export type { ParamDecl, ParamInputs } from "../lib/paramForm.js";
 
-export type ParamInputs = Record<string, string | boolean>;
+
 
 /**
  * The job's param declarations (GET /api/jobs/:name) and the form's inputs, reset when the job
@@ -48,37 +40,6 @@ export function useParamForm(job: string | null, from?: Record<string, string | 
     set: (name: string, value: string | boolean) => setInputs((now) => ({ ...now, [name]: value })),
     body: () => paramsBody(decls, inputs),
   };
-}
-
-/** What the form starts with: each default (a secret one stays empty: its value is not shown). */
-export function initialInputs(decls: Record<string, ParamDecl>, from?: Record<string, string | number | boolean | null>): ParamInputs {
-  const out: ParamInputs = {};
-  for (const [name, d] of Object.entries(decls)) {
-    const start = from && name in from && !d.secret ? from[name] : d.default;
-    if (d.type === "boolean") out[name] = start === true;
-    else out[name] = start === null || start === undefined || d.secret ? "" : String(start);
-  }
-  return out;
-}
-
-/**
- * The `params` to send: typed by the declaration. An empty field is left out (the daemon then
- * takes the default, or says the param is required); text that is not a number is sent as it
- * is, and the daemon's message shows beside the field.
- */
-export function paramsBody(decls: Record<string, ParamDecl>, inputs: ParamInputs): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
-  for (const [name, d] of Object.entries(decls)) {
-    const v = inputs[name];
-    if (d.type === "boolean") {
-      out[name] = v === true;
-      continue;
-    }
-    if (typeof v !== "string" || v === "") continue;
-    if ((d.type === "integer" || d.type === "number") && v.trim() !== "" && Number.isFinite(Number(v))) out[name] = Number(v);
-    else out[name] = v;
-  }
-  return out;
 }
 
 /** The daemon's message for each path of a 422 validation_failed (`from`, `params.day`...). */
