@@ -224,6 +224,25 @@ jobs:
     expect(errors.map((e) => e.line)).toEqual([2, 3, 4, 5, 6, 7]);
   });
 
+  it("a calendar's bad EXDATE, DTEND, DURATION or RDATE is reported at its own line", () => {
+    const head = "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:x\nBEGIN:VEVENT\nUID:1\nDTSTART:20261225T000000Z\n";
+    const files: Record<string, string> = {
+      "exdate.ics": `${head}RRULE:FREQ=DAILY\nEXDATE:garbage\nEND:VEVENT\nEND:VCALENDAR\n`,
+      "dtend.ics": `${head}DTEND:nope\nEND:VEVENT\nEND:VCALENDAR\n`,
+      "duration.ics": `${head}DURATION:P1X\nEND:VEVENT\nEND:VCALENDAR\n`,
+      "rdate.ics": `${head}RDATE:xx\nEND:VEVENT\nEND:VCALENDAR\n`,
+    };
+    const names = Object.keys(files);
+    const dir = tempProject({ ...files, "svc.yaml": `jobs:\n${names.map((f, i) => `  j${i}: {command: x, frequency: hourly, exclude: {calendar: ${f}}}\n`).join("")}` });
+    const errors = errorsOf(loadProject(join(dir, "svc.yaml")));
+    expect(names.map((f, i) => issueAt(errors, `/jobs/j${i}/exclude/calendar`).message.replace(/:.*/s, ""))).toEqual([
+      "calendar exdate.ics line 8",
+      "calendar dtend.ics line 7",
+      "calendar duration.ics line 7",
+      "calendar rdate.ics line 7",
+    ]);
+  });
+
   it("config show lists the frequency as written and the exclusions", async () => {
     const { jobView } = await import("./views.js");
     const p = valueOf(parse(job("cron:*/5 * * * *", `    exclude: {dates: ["2026-12-25"]}\n`)));

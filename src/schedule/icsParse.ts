@@ -108,7 +108,7 @@ export function parseIcs(text: string, isZone: (name: string) => boolean): { ok:
       if (typeof zone === "string") return { ok: false, line: where("DTSTART"), message: zone };
       model = { event, summary: event.summary ?? "(no summary)", allDay: start.isDate, zone };
     } catch (e) {
-      return { ok: false, line: where("DTSTART"), message: errorText(e) };
+      return { ok: false, line: where(failingProperty(ve) ?? "DTSTART"), message: errorText(e) };
     }
     try {
       if (model.event.isRecurring()) {
@@ -117,7 +117,7 @@ export function parseIcs(text: string, isZone: (name: string) => boolean): { ok:
         it.next();
       }
     } catch (e) {
-      return { ok: false, line: where("RRULE"), message: errorText(e) };
+      return { ok: false, line: where(failingProperty(ve) ?? "RRULE"), message: errorText(e) };
     }
     if (model.event.isRecurrenceException()) exceptions.push(model.event);
     else masters.set(model.event.uid, model.event);
@@ -192,6 +192,18 @@ function checkStructure(lines: ContentLine[]): IcsProblem | null {
   }
   const open = stack.pop();
   if (open) return { line: open.line, message: `BEGIN:${open.text} is never closed (missing END:${open.text})` };
+  return null;
+}
+
+/** The first property of the event whose value cannot be read (ical.js reads values on use): where an error is. */
+function failingProperty(ve: IcalComponent): string | null {
+  for (const p of ve.getAllProperties()) {
+    try {
+      p.getValues();
+    } catch {
+      return p.name.toUpperCase();
+    }
+  }
   return null;
 }
 
