@@ -118,7 +118,11 @@ function periodicNote(c: CompiledCron, zone: ZoneInfo, at: number, wall: number)
   const swallowed = nextWallMatch(c, gapFrom);
   // Only on the first slot after the gap.
   if (swallowed === null || swallowed >= gapTo || nextWallMatch(c, gapTo) !== wall) return null;
-  return `${clock(gapFrom, c)}-${clock(gapTo, c)} does not exist (DST gap): no runs in it`;
+  // With its date: the slot this note is on may be days later (`*/30 2 8-14 3 *`), and a gap may be a whole day (Pacific/Apia, 2011).
+  const dayFrom = new Date(gapFrom).toISOString().slice(0, 10);
+  const dayTo = new Date(gapTo).toISOString().slice(0, 10);
+  const span = dayFrom === dayTo ? `${dayFrom} ${clock(gapFrom, c)}-${clock(gapTo, c)}` : `${dayFrom} ${clock(gapFrom, c)} to ${dayTo} ${clock(gapTo, c)}`;
+  return `${span} does not exist (DST gap): no runs in it`;
 }
 
 function noMatch(c: CompiledCron, zone: ZoneInfo, afterMs: number): Error {

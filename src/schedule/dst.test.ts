@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { describe, expect, it } from "vitest";
 import { nextRun, nextRuns } from "./nextRun.js";
-import { at, spec } from "./testkit.js";
+import { at, cronSpec, spec } from "./testkit.js";
 
 /**
  * DST rules of CONTRACT §3 on the 2027 transition days:
@@ -100,6 +100,19 @@ describe("America/New_York", () => {
       ["2027-03-14T06:00:00.000Z", "2027-03-14T01:00:00-05:00 EST", null],
       ["2027-03-14T07:00:00.000Z", "2027-03-14T03:00:00-04:00 EDT", "02:00 does not exist (DST gap): no run for that hour"],
       ["2027-03-14T08:00:00.000Z", "2027-03-14T04:00:00-04:00 EDT", null],
+    ]);
+  });
+
+  it("a periodic cron expression: the gap's note names the gap's date, on the first slot after it, even days later", () => {
+    const note = "2027-03-14 02:00-03:00 does not exist (DST gap): no runs in it";
+    expect(runs(cronSpec("*/30 * * * *", zone), "2027-03-14T06:15:00Z", 2)).toEqual([
+      ["2027-03-14T06:30:00.000Z", "2027-03-14T01:30:00-05:00 EST", null],
+      ["2027-03-14T07:00:00.000Z", "2027-03-14T03:00:00-04:00 EDT", note],
+    ]);
+    // 02:xx from the 8th to the 14th: the 14th's are swallowed; the note goes on the 15th's 02:00, which runs.
+    expect(runs(cronSpec("*/30 2 8-14,15 3 *", zone), "2027-03-13T08:00:00Z", 2)).toEqual([
+      ["2027-03-15T06:00:00.000Z", "2027-03-15T02:00:00-04:00 EDT", note],
+      ["2027-03-15T06:30:00.000Z", "2027-03-15T02:30:00-04:00 EDT", null],
     ]);
   });
 
