@@ -257,6 +257,29 @@ describe("retries", () => {
   });
 });
 
+describe("SLA at the run's end (SPEC rule 8)", () => {
+  it("a run that passed its SLA and ended between two ticks is marked and reported, before its end's notification", () => {
+    const w = { project: project("sla: 1s"), cycle: [row(1, "extract", "RUNNING")] };
+    expect(run(w, row(1, "extract", "RUNNING"), ended({ ...failedAttempt, retryable: false }))).toEqual([
+      { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { ...endPatch, sla_breached: 1, error: "exit code 3" } },
+      { kind: "notify", event: "on_sla_breach", runId: 1, previousStatus: null },
+      { kind: "jobState", job: "extract", patch: { last_failure: AT, lock_pid: null } },
+      transformNotRun("exit code 3"),
+      { kind: "notify", event: "on_failure", runId: 1, previousStatus: null },
+    ]);
+  });
+
+  it("not twice (the tick reported it), and not within the SLA", () => {
+    const once = { project: project("sla: 1s"), cycle: [row(1, "extract", "RUNNING", { sla_breached: 1 })] };
+    const marked = run(once, row(1, "extract", "RUNNING", { sla_breached: 1 }), ended({ ...failedAttempt, retryable: false }));
+    expect(marked.filter((e) => e.kind === "notify").map((e) => (e as { event: string }).event)).toEqual(["on_failure"]);
+    const within = { project: project("sla: 10s"), cycle: [row(1, "extract", "RUNNING")] };
+    const effects = run(within, row(1, "extract", "RUNNING"), ended({ ...failedAttempt, retryable: false }));
+    expect(effects[0]).toEqual({ kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { ...endPatch, error: "exit code 3" } });
+    expect(effects.filter((e) => e.kind === "notify").map((e) => (e as { event: string }).event)).toEqual(["on_failure"]);
+  });
+});
+
 describe("success and dependency triggering", () => {
   const ok: AttemptResult = { exitCode: 0, ok: true, hc: null, error: null, retryable: true };
   const successEnd: Effect[] = [

@@ -180,7 +180,7 @@ export class Recorder {
         const now = ctx.clock.now();
         for (const e of batch) {
           // Decided one by one: each end sees what the ends before it in the batch wrote.
-          const facts = { ...gatherFacts(ctx, e.run), job: e.job };
+          const facts = { ...gatherFacts(ctx, slaAsStored(ctx, e)), job: e.job };
           all.push(...writeEffects(ctx, decide({ kind: "ended", result: e.result, finishedAt: e.finishedAt }, facts, now, ctx.random), this.pump));
         }
         return all;
@@ -217,4 +217,14 @@ interface EndsWrite {
   write(): AfterCommit;
   committed(after: AfterCommit): void;
   rolledBack(): void;
+}
+
+/**
+ * The run its start returned, with `sla_breached` as stored: the tick marks a run that passes its SLA while it
+ * runs, and its end must not report the breach again. Read only when the run did pass its SLA (rare).
+ */
+function slaAsStored(ctx: EngineContext, e: Ending): RunRecord {
+  const sla = e.job.slaMs;
+  if (sla === null || e.run.sla_breached === 1 || e.run.started_at === null || e.finishedAt - Date.parse(e.run.started_at) < sla) return e.run;
+  return ctx.store.runs.get(e.run.id)?.sla_breached === 1 ? { ...e.run, sla_breached: 1 } : e.run;
 }

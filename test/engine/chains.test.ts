@@ -354,6 +354,22 @@ describe("SLA", () => {
     const breaches = kit.notes.filter((n) => n.event === "on_sla_breach");
     expect(breaches.map((n) => n.run.id)).toEqual([slow.id]);
   });
+
+  it("a run that passes its SLA and ends before the next whole-second tick is marked and reported too", async () => {
+    // 50 ms over, 100 ms long: a tick lands in that window about one time in ten; the end catches every one.
+    kit = await engineKit(`jobs:
+  brief:
+    command: "sleep 0.15"
+    sla: 50ms
+`);
+    for (let i = 0; i < 3; i++) {
+      const run = kit.engine.runNow("brief", { triggeredBy: "cli" });
+      const done = await kit.waitRun(run.id, ["SUCCESS"]);
+      expect(done.sla_breached, `run ${i}`).toBe(1);
+    }
+    await kit.waitFor("three breach notes", () => kit!.notes.filter((n) => n.event === "on_sla_breach").length === 3, 5_000);
+    expect(kit.notes.filter((n) => n.event === "on_sla_breach").map((n) => n.run.sla_breached)).toEqual([1, 1, 1]);
+  });
 });
 
 describe("manual retry", () => {
