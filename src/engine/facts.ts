@@ -24,7 +24,7 @@ export function gatherFacts(ctx: EngineContext, run: RunRecord, gateOpen: () => 
       job: (name) => ctx.project.jobs.get(name),
       paused: (name) => isPaused(ctx, name),
     },
-    previousStatus: () => ctx.store.runs.lastFinished(run.job_name)?.status ?? null,
+    previousStatus: () => ctx.store.runs.lastCompletedStatus(run.job_name),
     othersActive: () => activeRunsOf(ctx, run.job_name, run.id),
     gateOpen,
     backfill: () => (run.backfill_id === null ? null : ctx.backfills.facts(run.backfill_id, activeRunsOf(ctx, run.job_name, run.id))),

@@ -175,6 +175,8 @@ export interface RunsStore {
   recent(job: string, limit: number): RunRecord[];
   /** Most recent run of a job that is SUCCESS, FAILED or SKIPPED. */
   lastFinished(job: string): RunRecord | null;
+  /** The status of the job's newest run that ran to an end (SUCCESS or FAILED; a SKIPPED one never ran), or null. */
+  lastCompletedStatus(job: string): RunStatus | null;
   /** Runs in these statuses, oldest id first (PENDING queue, RUNNING on startup, ...). */
   byStatus(statuses: RunStatus[]): RunRecord[];
   /** All runs of one cycle, oldest first. */

@@ -115,7 +115,7 @@ export function paramColumns(params: Record<string, ParamValue> | null | undefin
 
 export class SqliteRuns implements RunsStore {
   private readonly st: Record<
-    "insert" | "renumber" | "raiseSequence" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "inCycle" | "countTag" | "paramValues",
+    "insert" | "renumber" | "raiseSequence" | "insertTag" | "get" | "getMany" | "status" | "recent" | "lastFinished" | "lastCompleted" | "inCycle" | "countTag" | "paramValues",
     Stmt
   >;
   private readonly cache: StatementCache;
@@ -151,6 +151,12 @@ export class SqliteRuns implements RunsStore {
            UNION ALL SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'FAILED'
            UNION ALL SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'SKIPPED'))`,
       ),
+      // The status of the newest run that ran to an end (SKIPPED ones never ran): two index seeks.
+      lastCompleted: db.prepare(
+        `SELECT status FROM job_runs WHERE id = (SELECT max(m) FROM (
+           SELECT max(id) AS m FROM job_runs WHERE job_name = @job AND status = 'SUCCESS'
+           UNION ALL SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'FAILED'))`,
+      ).pluck(),
       inCycle: db.prepare("SELECT * FROM job_runs WHERE cycle_id = ? ORDER BY id"),
       countTag: db.prepare("SELECT count(*) FROM run_tags WHERE tag = ?"),
       paramValues: db.prepare("SELECT params, secret_params FROM job_runs WHERE id = ?"),
@@ -274,6 +280,11 @@ export class SqliteRuns implements RunsStore {
 
   recent(job: string, limit: number): RunRecord[] {
     return (this.st.recent.all(job, limit) as RunRow[]).map(toRun);
+  }
+
+  /** SUCCESS or FAILED: the status of the job's newest run that ran to an end (`only_after_failure`); null when none did. */
+  lastCompletedStatus(job: string): RunStatus | null {
+    return (this.st.lastCompleted.get({ job }) as RunStatus | undefined) ?? null;
   }
 
   lastFinished(job: string): RunRecord | null {

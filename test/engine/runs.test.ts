@@ -133,6 +133,23 @@ describe("retries", () => {
   });
 });
 
+describe("only_after_failure's previous run", () => {
+  it("is the newest run that ran to an end: a SKIPPED run refused meanwhile (concurrency forbid) does not hide the failure", async () => {
+    kit = await engineKit(
+      `integrations:\n  hook: {provider: webhook, webhook_url: "http://127.0.0.1:9/x"}\njobs:\n  flip:\n    command: "test -f ok || { touch ok; sleep 0.4; exit 1; }"\n    notify:\n      on_success: {channel: hook, only_after_failure: true}\n`,
+    );
+    const failing = kit.engine.runNow("flip", { triggeredBy: "cli" });
+    await kit.waitRun(failing.id, ["RUNNING"]);
+    const refused = kit.engine.runNow("flip", { triggeredBy: "cli" });
+    expect((await kit.waitRun(refused.id, ["SKIPPED"])).error).toBe("concurrency forbid");
+    await kit.waitRun(failing.id, ["FAILED"]);
+    const recovered = kit.engine.runNow("flip", { triggeredBy: "cli" });
+    await kit.waitRun(recovered.id, ["SUCCESS"]);
+    await kit.waitFor("the on_success note", () => kit!.notes.find((n) => n.event === "on_success" && n.run.id === recovered.id), 5_000);
+    expect(kit.notes.find((n) => n.event === "on_success")!.previousStatus).toBe("FAILED");
+  });
+});
+
 describe("timeouts and cancel", () => {
   it("kills the whole process group on timeout, grandchildren included", async () => {
     kit = await engineKit(`jobs:\n  slow:\n    command: "sleep 100 & sleep 100 & echo started; wait"\n    timeout: 400ms\n`, { daemon: fast });
