@@ -71,6 +71,21 @@ const UNKNOWN_PROVIDER = "unknown";
 
 /** Attached lines are capped here, `attach_logs: all` included (CONTRACT: N 1-10000). */
 export const MAX_ATTACHED_LINES = 10_000;
+/**
+ * ...and at most this much text: 10,000 lines of up to 64 KiB each would be 655 MB, past the longest string V8
+ * can build, and the alert (its row included) was lost with a RangeError. Far more than a chat or pager takes.
+ */
+export const MAX_ATTACHED_BYTES = 1024 * 1024;
+
+/** The last lines whose text adds up to at most `budget` characters (at least the last line, cut to the budget). */
+export function lastWithin(lines: LogLine[], budget: number): LogLine[] {
+  let used = 0;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    used += lines[i]!.line.length;
+    if (used > budget) return i === lines.length - 1 ? [{ ...lines[i]!, line: lines[i]!.line.slice(-budget) }] : lines.slice(i + 1);
+  }
+  return lines;
+}
 
 export function createNotifier(deps: NotifierDeps): Notifier {
   const { bus, store, getProject, log } = deps;
@@ -189,7 +204,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       log.warn({ err: toError(e), run: runId }, "could not flush log lines before attaching them");
     }
     const n = spec === "all" ? MAX_ATTACHED_LINES : Math.min(Math.max(1, spec.lastLines), MAX_ATTACHED_LINES);
-    return store.logs.tail(runId, n, [...LOG_STREAMS]);
+    return lastWithin(store.logs.tail(runId, n, [...LOG_STREAMS]), MAX_ATTACHED_BYTES);
   }
 
   async function deliver(row: AlertRow, delivery: Delivery | null): Promise<void> {

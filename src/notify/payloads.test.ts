@@ -74,6 +74,23 @@ describe("notification payloads (CONTRACT §6)", () => {
     });
   });
 
+  it("attach_logs: all keeps the last lines within 1 MiB of text (10,000 lines of 64 KiB would not fit in one string)", async () => {
+    h = await harness({
+      jobs: [job("noisy", { notify: { on_failure: [entry(`webhook:${rx.url}/noisy`, { attachLogs: "all" })] } })],
+      integrations: [],
+    });
+    const run = h.newRun("noisy", { status: "FAILED", attempt: 1, exit_code: 1 });
+    const long = (i: number) => `${String(i).padStart(4, "0")}:${"x".repeat(60_000)}`;
+    h.logLines(run.id, Array.from({ length: 40 }, (_, i) => long(i + 1)));
+    await h.emit("on_failure", run);
+    expect(rx.received).toHaveLength(1);
+    const logs = (rx.received[0]!.body as { logs: { seq: number; line: string }[] }).logs;
+    // 17 lines of 60,005 characters fit in 1 MiB; the 18th would not: the last 17 (seq 24-40), whole.
+    expect(logs.map((l) => l.seq)).toEqual(Array.from({ length: 17 }, (_, i) => 24 + i));
+    expect(logs.every((l, i) => l.line === long(24 + i))).toBe(true);
+    expect(h.alerts().map((a) => a.status)).toEqual(["delivered"]);
+  });
+
   it("pager: routing_key, trigger, dedup_key <job>:<run_id>, severity p1..p4, source svc", async () => {
     h = await harness({
       jobs: [
