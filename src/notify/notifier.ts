@@ -77,12 +77,12 @@ export const MAX_ATTACHED_LINES = 10_000;
  */
 export const MAX_ATTACHED_BYTES = 1024 * 1024;
 
-/** The last lines whose text adds up to at most `budget` characters (at least the last line, cut to the budget). */
-export function lastWithin(lines: LogLine[], budget: number): LogLine[] {
+/** The last lines whose text adds up to at most `budget` characters (a line is at most 64 KiB: many fit). */
+function lastWithin(lines: LogLine[], budget: number): LogLine[] {
   let used = 0;
   for (let i = lines.length - 1; i >= 0; i--) {
     used += lines[i]!.line.length;
-    if (used > budget) return i === lines.length - 1 ? [{ ...lines[i]!, line: lines[i]!.line.slice(-budget) }] : lines.slice(i + 1);
+    if (used > budget) return lines.slice(i + 1);
   }
   return lines;
 }
