@@ -284,6 +284,12 @@ describe("database views", () => {
     expect((await k.get(`/api/db/job_runs?cycle_id=${cycle}`)).body.rows.map((x: { id: number }) => x.id)).toEqual([failedRun]);
     const asc = await k.get("/api/db/job_runs?sort=id&order=ASC");
     expect(asc.body.rows[0].id).toBeLessThan(asc.body.rows.at(-1).id);
+    // A column without an order: the table's default order, desc (docs/API.md).
+    for (const sort of ["id", "duration_ms"]) {
+      const rows = (await k.get(`/api/db/job_runs?sort=${sort}`)).body.rows as Record<string, number | null>[];
+      const keys = rows.map((x) => x[sort] ?? -1);
+      expect(keys, sort).toEqual([...keys].sort((a, b) => b - a));
+    }
     expect((await k.get("/api/db/job_runs?sla_breached=0")).body.total).toBe(r.body.total);
     expect((await k.get("/api/db/job_runs?page=999")).body).toMatchObject({ rows: [], total: r.body.total, page: 999 });
     for (const bad of ["page_size=7", "page=0", "sort=nope", "order=up", "sla_breached=2", "status=bogus", "until=never"]) {

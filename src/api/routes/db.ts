@@ -34,7 +34,8 @@ export const DB_LIMIT_MAX = 1000;
 type PageQ = { page: number; page_size: 25 | 50 | 100; sort?: string; order?: "asc" | "desc" };
 
 function pageRequest(q: PageQ, defaultSort: string, defaultOrder: "asc" | "desc"): PageRequest {
-  return { page: q.page, page_size: q.page_size, sort: q.sort ?? defaultSort, order: q.order ?? (q.sort ? "asc" : defaultOrder) };
+  // `order` defaults to the table's own (docs/API.md: desc for job_runs), whatever column it is sorted by.
+  return { page: q.page, page_size: q.page_size, sort: q.sort ?? defaultSort, order: q.order ?? defaultOrder };
 }
 
 const uuid = { type: "string", pattern: "^[0-9a-fA-F-]{1,64}$", description: "cycle UUID" } as const;
