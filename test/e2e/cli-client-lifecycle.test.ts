@@ -228,4 +228,31 @@ describe("svc logs JOB", () => {
     expect(logs.stderr).not.toMatch(/SKIPPED/);
     await p.svc(["cancel", "slow"]);
   });
+
+  it("logs JOB shows the newest run that started, not a newer one waiting PENDING at its gate", async () => {
+    const p = project({
+      "svc.yaml": `jobs:\n  up:\n    command: "test ! -f fail"\n    frequency: manual\n  gated:\n    command: "echo gated ran"\n    frequency: manual\n    depends_on: [up]\n`,
+    });
+    await p.start();
+    expect((await p.svc(["run", "up", "--wait"])).code).toBe(0);
+    expect((await p.svc(["run", "gated", "--wait"])).code).toBe(0);
+    p.write("fail", "");
+    expect((await p.svc(["run", "up", "--wait"])).code).toBe(1);
+    const waiting = JSON.parse((await p.svc(["run", "gated", "--json"])).stdout) as { status: string };
+    expect(waiting.status).toBe("PENDING");
+    const logs = await p.svc(["logs", "gated"]);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toContain("gated ran");
+  });
+
+  it("-n 0 -f prints no history: only the lines written from then on", async () => {
+    const p = project({ "svc.yaml": `jobs:\n  ticker:\n    command: for i in $(seq 1 30); do echo "tick $i"; sleep 0.1; done\n` });
+    await p.start();
+    const run = JSON.parse((await p.svc(["run", "ticker", "--json"])).stdout).run_id as number;
+    await until("tick 5", async () => (await p.svc(["logs", "ticker", "--run", String(run)])).stdout.includes("tick 5"), 20_000);
+    const r = await p.svc(["logs", "ticker", "-n", "0", "-f"], { timeoutMs: 30_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(/^tick 1$/m);
+    expect(r.stdout).toMatch(/^tick 30$/m);
+  });
 });

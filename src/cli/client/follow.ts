@@ -162,7 +162,8 @@ export async function storedLines(
   let lastSeq = 0;
   let end = total;
   const size = Math.min(LOG_PAGE, Math.max(100, count * 2));
-  while (end > 0 && kept.length < count) {
+  // --tail 0: no line, but the last seq all the same (-f goes on from there, not from the start).
+  while (end > 0 && (kept.length < count || lastSeq === 0)) {
     const start = Math.max(0, end - size);
     const p = await page(end - start, start);
     if (p.lines.length === 0) break;

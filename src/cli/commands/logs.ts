@@ -104,12 +104,14 @@ async function pickRun(ctx: CliContext, client: DaemonClient, job: string | unde
   const name = job!;
   let told = false;
   for (;;) {
-    const detail = await forJob(name, () => client.get<JobDetail>(jobPath(name), { runs: 10, next: 0 }));
+    // 100: a long run may be followed by many runs refused at once (an every-minute slot during it, forbid).
+    const detail = await forJob(name, () => client.get<JobDetail>(jobPath(name), { runs: 100, next: 0 }));
     // The run that is going on, not a newer one refused at once (concurrency forbid: created SKIPPED,
     // as a slot that fires during a long run is): its lines are the ones wanted.
     const active = detail.active_runs.find((r) => r.status === "RUNNING" || r.status === "RETRYING");
     if (active) return detail.runs.find((r) => r.id === active.id) ?? (await client.get<RunRecord>(`/api/runs/${active.id}`));
-    const started = detail.runs.find((r) => r.status !== "SKIPPED" || r.started_at !== null);
+    // Else the newest that started (CLI.md): a PENDING or SKIPPED run has no lines.
+    const started = detail.runs.find((r) => r.started_at !== null);
     if (started ?? detail.runs[0]) return (started ?? detail.runs[0])!;
     if (!waitForFirst) throw new CliError(`job ${name} has no runs yet (\`svc run ${name}\` starts one)`);
     if (!told) note(ctx, `job ${name} has no runs yet; waiting for its first run`);
