@@ -214,6 +214,35 @@ describe("a daemon that dies", () => {
   });
 });
 
+describe("svc logs --tag", () => {
+  it("shows each job's run going on, not a newer one refused at once; -f picks up older runs as they start (a backfill)", async () => {
+    const p = project({
+      "svc.yaml": `jobs:\n  slow:\n    tags: [t]\n    command: for i in $(seq 1 600); do echo "tick $i"; sleep 0.1; done\n  hourly:\n    tags: [t]\n    frequency: hourly\n    timezone: UTC\n    command: echo "slot $SVC_SCHEDULED_AT"; sleep 1.5\n`,
+    });
+    await p.start();
+    const going = JSON.parse((await p.svc(["run", "slow", "--json"])).stdout).run_id as number;
+    await until("ticks", async () => (await p.svc(["logs", "slow", "--run", String(going)])).stdout.includes("tick 2"), 20_000);
+    expect(JSON.parse((await p.svc(["run", "slow", "--json"])).stdout).status).toBe("SKIPPED");
+    expect((await p.svc(["logs", "--tag", "t"])).stdout).toMatch(/^slow\s+\| tick 2$/m);
+
+    // Three past slots, all created before the tail starts (lower ids than any it waits for), started one by one:
+    // each is followed as it starts.
+    const hour = 3_600_000;
+    const to = new Date(Math.floor(Date.now() / hour) * hour).toISOString();
+    const from = new Date(Date.parse(to) - 3 * hour).toISOString();
+    const b = await p.svc(["backfill", "hourly", "--from", from, "--to", to, "--json"]);
+    expect(b.code, b.stderr).toBe(0);
+    const tail = spawnSvc(p, ["logs", "--tag", "t", "-f"]);
+    try {
+      await until("three slots on the tail", () => (tail.stdout().match(/^hourly\s+\| slot /gm) ?? []).length === 3, 30_000);
+    } finally {
+      tail.kill("SIGINT");
+      await tail.exited;
+      await p.svc(["cancel", "slow"]);
+    }
+  });
+});
+
 describe("svc logs JOB", () => {
   it("logs JOB shows the run that is going on, not a newer one refused at once (SKIPPED by concurrency forbid)", async () => {
     const p = project({ "svc.yaml": SLOW });

@@ -181,7 +181,10 @@ export function byTime(runs: { job: string; runId: number; lines: LogLine[] }[])
   return all.map(({ job, line }) => ({ job, line }));
 }
 
-/** The latest run of every job with the tag, their lines merged by time; with `follow`, the newest seq of each. */
+/**
+ * The latest run of every job with the tag (the one going on: its RUNNING or RETRYING runs, else its newest,
+ * as `svc logs JOB` picks), their lines merged by time; with `follow`, the newest seq of each.
+ */
 export async function tagHistory(
   client: DaemonClient,
   jobs: JobSummary[],
@@ -191,9 +194,12 @@ export async function tagHistory(
   const keep = (l: LogLine) => includeHealthcheck || l.stream !== "healthcheck";
   const runs = [];
   for (const j of jobs) {
-    if (!j.last_run) continue;
-    const { lines, lastSeq } = await storedLines(client, j.last_run.id, count, keep);
-    runs.push({ job: j.name, run: j.last_run, lines, lastSeq });
+    const going = (j.active_runs ?? []).filter((r) => r.status === "RUNNING" || r.status === "RETRYING");
+    const picked = going.length > 0 ? await Promise.all(going.map((r) => client.get<RunRecord>(`/api/runs/${r.id}`))) : j.last_run ? [j.last_run] : [];
+    for (const run of picked) {
+      const { lines, lastSeq } = await storedLines(client, run.id, count, keep);
+      runs.push({ job: j.name, run, lines, lastSeq });
+    }
   }
   return { lines: byTime(runs.map((r) => ({ job: r.job, runId: r.run.id, lines: r.lines }))), runs };
 }
@@ -224,8 +230,11 @@ export async function tailTag(client: DaemonClient, ctx: CliContext, tag: string
       for (const f of followers.values()) f.close();
       reject(e);
     };
+    // Every run ever followed: a finished one listed again (still RUNNING in a poll that raced its end) is not replayed.
+    const seen = new Set<number>();
     const follow = (run: RunRecord, afterSeq = 0) => {
-      if (followers.has(run.id)) return;
+      if (seen.has(run.id)) return;
+      seen.add(run.id);
       const f = followRun(client, run.id, (l) => printer.line(run.job_name, l), afterSeq);
       followers.set(run.id, f);
       f.done.then((status) => {
@@ -245,6 +254,9 @@ export async function tailTag(client: DaemonClient, ctx: CliContext, tag: string
         maxId = Math.max(maxId, r.id);
         follow(r);
       }
+      // Older runs that start now: a backfill creates all its runs first, and they start one by one.
+      const running = await client.get<AuditAnswer>("/api/audit", { tag, status: "running", limit: AUDIT_PAGE });
+      for (const r of running.runs.sort((a, b) => a.id - b.id)) follow(r);
     };
     const loop = () => {
       timer = setTimeout(() => {
