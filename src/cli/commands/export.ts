@@ -9,13 +9,13 @@
  * run created meanwhile cannot shift pages; outputs and alerts (newest first)
  * are de-duplicated by id. It is a snapshot per table, not one transaction.
  */
-import { writeFileSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
 import type { DaemonClient, Query } from "../client/http.js";
 import type { AuditAnswer, DaemonInfo, Integration, JobsAnswer, RunRecord, Slice } from "../client/types.js";
 import type { CliContext } from "../context.js";
-import { checkOutputFile, printJson, UsageError } from "../output.js";
+import { checkOutputFile, UsageError } from "../output.js";
 import { allLines } from "./logs.js";
 
 export const EXPORT_FORMAT_VERSION = 1;
@@ -34,14 +34,44 @@ export function register(program: Command, ctx: CliContext): void {
       // Checked first: a path that cannot be written fails before the whole snapshot is built.
       const path = opts.output === undefined ? null : checkOutputFile(ctx.cwd, opts.output);
       const client = await clientFor(cmd, ctx);
-      const doc = await snapshot(client, opts.includeLogs === true);
-      if (path === null) return printJson(ctx.output, doc);
-      writeFileSync(path, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
-      ctx.output.err(`svc: wrote ${doc.runs.length} runs to ${opts.output}\n`);
+      const doc = await snapshot(client);
+      // Written piece by piece, the run logs read one run at a time: one string of the whole document
+      // passes V8's longest string (~512 MB) at some 600,000 runs, and logs are most of a large export.
+      const fd = path === null ? null : openSync(path, "w", 0o600);
+      const write = fd === null ? (text: string) => ctx.output.out(text) : (text: string) => void writeSync(fd, text);
+      try {
+        await writeDocument(write, doc, opts.includeLogs === true ? (run) => allLines(client, run) : null);
+      } finally {
+        if (fd !== null) closeSync(fd);
+      }
+      if (path !== null) ctx.output.err(`svc: wrote ${doc.runs.length} runs to ${opts.output}\n`);
     });
 }
 
-export async function snapshot(client: DaemonClient, includeLogs: boolean) {
+/**
+ * `doc` as `JSON.stringify(doc, null, 2)` writes it, field by field, then with `logsOf` a `run_logs` list
+ * written one run at a time ({run_id, lines} for each run, in id order).
+ */
+export async function writeDocument(write: (text: string) => void, doc: Record<string, unknown> & { runs: RunRecord[] }, logsOf: ((runId: number) => Promise<unknown[]>) | null): Promise<void> {
+  const at = (json: string, pad: string) => json.replace(/\n/g, `\n${pad}`);
+  // A list element by element (a million runs is one string too many), anything else whole.
+  const list = async (key: string, items: readonly unknown[], item: (x: unknown) => unknown | Promise<unknown>, last: boolean) => {
+    write(`  ${JSON.stringify(key)}: [`);
+    for (const [i, x] of items.entries()) write(`${i === 0 ? "" : ","}\n    ${at(JSON.stringify(await item(x), null, 2), "    ")}`);
+    write(`${items.length === 0 ? "]" : "\n  ]"}${last ? "" : ","}\n`);
+  };
+  const entries = Object.entries(doc);
+  write("{\n");
+  for (const [i, [key, value]] of entries.entries()) {
+    const last = i === entries.length - 1 && logsOf === null;
+    if (Array.isArray(value)) await list(key, value, (x) => x, last);
+    else write(`  ${JSON.stringify(key)}: ${at(JSON.stringify(value, null, 2), "  ")}${last ? "" : ","}\n`);
+  }
+  if (logsOf !== null) await list("run_logs", doc.runs, async (run) => ({ run_id: (run as RunRecord).id, lines: await logsOf((run as RunRecord).id) }), true);
+  write("}\n");
+}
+
+export async function snapshot(client: DaemonClient) {
   const exportedAt = new Date().toISOString();
   const daemon = await client.get<DaemonInfo>("/api/daemon/info");
   const config = await client.get<unknown>("/api/config");
@@ -66,10 +96,7 @@ export async function snapshot(client: DaemonClient, includeLogs: boolean) {
     integrations,
     backfills,
   };
-  if (!includeLogs) return doc;
-  const logs: { run_id: number; lines: unknown[] }[] = [];
-  for (const r of runs) logs.push({ run_id: r.id, lines: await allLines(client, r.id) });
-  return { ...doc, run_logs: logs };
+  return doc;
 }
 
 /** `{rows|runs, total, limit, offset}` routes, all of it. */
