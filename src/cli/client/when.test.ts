@@ -23,10 +23,17 @@ describe("parseWhen", () => {
     expect(parseWhen("now", NOW)).toBe(NOW.toISOString());
   });
 
-  it("ISO dates and instants pass through as written; anything else is null", () => {
+  it("ISO dates pass through; instants are read with their zone (the tables' form too); anything else is null", () => {
     expect(parseWhen("2026-11-01", NOW)).toBe("2026-11-01");
-    expect(parseWhen("2026-11-01T12:00:00Z", NOW)).toBe("2026-11-01T12:00:00Z");
-    for (const bad of ["last tuesday", "1x", "h", "2026-13-45", ""]) expect(parseWhen(bad, NOW), bad).toBeNull();
+    expect(parseWhen("2026-11-01T12:00:00Z", NOW)).toBe("2026-11-01T12:00:00.000Z");
+    expect(parseWhen("2026-11-22 08:30:00 +01:00", NOW)).toBe("2026-11-22T07:30:00.000Z");
+    expect(parseWhen("2026-11-22T08:30+0100", NOW)).toBe("2026-11-22T07:30:00.000Z");
+    for (const bad of ["last tuesday", "1x", "h", "2026-13-45", "", "2026-02-30", "2026-11-01 24:00", "2026-11-01T12:00:00+25:00"]) expect(parseWhen(bad, NOW), bad).toBeNull();
+  });
+
+  it("a date and time without a zone is the machine's (TZ), not the daemon's", () => {
+    expect(parseWhen("2026-11-01 12:00", NOW)).toBe(new Date(2026, 10, 1, 12, 0).toISOString());
+    expect(parseWhen("2026-11-01T12:00:30.5", NOW)).toBe(new Date(2026, 10, 1, 12, 0, 30, 500).toISOString());
   });
 });
 
