@@ -46,6 +46,8 @@ export function openDatabase(opts: OpenDatabaseOptions): OpenedDatabase {
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs))}`);
     checkIdentity(db, file, opts.migrations ?? MIGRATIONS);
     configure(db, file, opts.walAutocheckpoint);
+    // Case folding beyond ASCII for the audit's "any case" reason search (SQLite's LIKE folds A-Z only).
+    db.function("svc_fold", { deterministic: true }, (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v));
     const { from, to } = migrate(db, opts.migrations ?? MIGRATIONS, opts.nowIso);
     restrictModes(file);
     // No ANALYZE / PRAGMA optimize: statistics taken while the FTS5 shadow

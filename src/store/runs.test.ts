@@ -260,6 +260,24 @@ describe("runs: the engine's queries", () => {
     }
   });
 
+  it("lastCompletedStatus: the newest SUCCESS or FAILED run's; SKIPPED ones never ran", () => {
+    expect(store.runs.lastCompletedStatus("eng")).toBe("FAILED");
+    expect(store.runs.lastCompletedStatus("eng-2")).toBeNull();
+    runTo(store, "FAILED", { job_name: "eng-4" });
+    runTo(store, "SKIPPED", { job_name: "eng-4" });
+    runTo(store, "RUNNING", { job_name: "eng-4" });
+    expect(store.runs.lastCompletedStatus("eng-4")).toBe("FAILED");
+  });
+
+  it("audit's reason search ignores case beyond ASCII (Störung, ÉCHEC)", () => {
+    const a = runTo(store, "SUCCESS", { job_name: "fold", reason: "Störung im Netz" });
+    const b = runTo(store, "SUCCESS", { job_name: "fold", reason: "échec du transfert" });
+    const ids = (reason: string) => store.runs.audit({ job: "fold", reason }, 10, 0).rows.map((r) => r.id);
+    expect(ids("STÖRUNG")).toEqual([a.id]);
+    expect(ids("ÉCHEC")).toEqual([b.id]);
+    expect(ids("%")).toEqual([]);
+  });
+
   it("byStatus: oldest first, any case", () => {
     const active = store.runs.byStatus(["RUNNING", "retrying" as RunStatus]).filter((r) => r.job_name === "eng-2");
     expect(active.map((r) => r.id)).toEqual([ids.r1!.id, ids.y1!.id]);

@@ -388,7 +388,7 @@ export function runWhere(q: RunQuery): Where {
   }
   if (q.reason !== undefined && q.reason !== "") {
     // "reason IS NOT NULL" lets SQLite use the partial index of runs that have a reason.
-    w.add("reason IS NOT NULL AND reason LIKE ? ESCAPE '\\'", likeContains(q.reason));
+    w.add("reason IS NOT NULL AND svc_fold(reason) LIKE ? ESCAPE '\\'", likeContains(q.reason.toLowerCase()));
   }
   if (q.cycle_id !== undefined) w.add("cycle_id = ?", q.cycle_id);
   if (q.backfill_id !== undefined) w.add("backfill_id = ?", q.backfill_id);
