@@ -76,14 +76,32 @@ export class Scheduler {
   init(now: number): NextRunInfo[] {
     const states = new Map(this.ctx.store.jobState.all().map((s) => [s.job_name, s]));
     const info: NextRunInfo[] = [];
+    // A slot the running daemon would still run: no older than the tick's own tolerance (LATE_AFTER_MS)
+    // after its latest jittered due time. A restart at 10:00:00.3, or one before a jittered slot was due,
+    // has not missed it: it runs now, as the tick would have run it.
+    const grace = LATE_AFTER_MS + this.ctx.daemon.scheduler.scheduleJitterMs;
     this.inTx(() => {
       for (const job of this.ctx.project.jobs.values()) {
         const state = states.get(job.name);
+        const stored = state === undefined ? undefined : state.next_run;
         const persisted = state?.next_run ? Date.parse(state.next_run) : null;
+        const paused = state?.paused === 1;
         if (persisted !== null && persisted <= now && nextRun(job.schedule, persisted - 1) !== null) {
+          if (!paused && now - persisted <= grace) {
+            const slot = this.arm(job, persisted - 1, false, stored);
+            const entry = this.entries.get(job.name);
+            if (entry && entry.dueAt < now) entry.dueAt = now;
+            info.push({ job: job.name, slot });
+            continue;
+          }
           this.missed(job, persisted, now, "the daemon was not running");
         }
-        info.push({ job: job.name, slot: this.arm(job, now, state?.paused === 1, state === undefined ? undefined : state.next_run) });
+        info.push({ job: job.name, slot: this.arm(job, now, paused, stored) });
+      }
+      // A job dropped from svc.yaml while the daemon was down: its next_run would read as a missed slot
+      // were it added back later (reload clears it the same way).
+      for (const [name, state] of states) {
+        if (!this.ctx.project.jobs.has(name) && state.next_run !== null) this.ctx.store.jobState.upsert(name, { next_run: null });
       }
     });
     return info;

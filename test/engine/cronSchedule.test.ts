@@ -122,11 +122,51 @@ describe("sub-minute schedules on the one-second tick", () => {
     for (let s = 1; s <= 20; s++) first.clock.set(at("2027-01-10T00:00:00.000Z") + s * 1000);
     await first.kit.engine.stop({ force: true });
     expect(scheduled(first.kit)).toEqual(["2027-01-10T00:00:10.000Z", "2027-01-10T00:00:20.000Z"]);
-    // Back 25 s later: the 00:30 slot was missed while down (logged, catchup false); 00:40 runs.
-    const second = await kitAt(yaml, "2027-01-10T00:00:45.000Z", { dir: first.dir });
+    // Back 85 s later: the slots from 00:30 were missed while down (logged, catchup false); 01:50 runs.
+    const second = await kitAt(yaml, "2027-01-10T00:01:45.000Z", { dir: first.dir });
     expect(second.kit.log.entries.some((e) => e.level === "warn" && e.msg.includes("missed its slot because the daemon was not running"))).toBe(true);
+    for (let s = 106; s <= 120; s++) second.clock.set(at("2027-01-10T00:00:00.000Z") + s * 1000);
+    expect(scheduled(second.kit)).toEqual(["2027-01-10T00:00:10.000Z", "2027-01-10T00:00:20.000Z", "2027-01-10T00:01:50.000Z", "2027-01-10T00:02:00.000Z"]);
+  });
+
+  it("a restart within the tick's tolerance (60 s, plus schedule_jitter) runs the slots it came back for, as the tick would", async () => {
+    const yaml = project("every:10s");
+    const first = await kitAt(yaml, "2027-01-10T00:00:00.500Z");
+    for (let s = 1; s <= 20; s++) first.clock.set(at("2027-01-10T00:00:00.000Z") + s * 1000);
+    await first.kit.engine.stop({ force: true });
+    // Back 25 s later: 00:30 and 00:40 run now, late, not missed; then on time.
+    const second = await kitAt(yaml, "2027-01-10T00:00:45.000Z", { dir: first.dir });
     for (let s = 46; s <= 60; s++) second.clock.set(at("2027-01-10T00:00:00.000Z") + s * 1000);
-    expect(scheduled(second.kit)).toEqual(["2027-01-10T00:00:10.000Z", "2027-01-10T00:00:20.000Z", "2027-01-10T00:00:50.000Z", "2027-01-10T00:01:00.000Z"]);
+    expect(scheduled(second.kit)).toEqual(["10", "20", "30", "40", "50"].map((x) => `2027-01-10T00:00:${x}.000Z`).concat("2027-01-10T00:01:00.000Z"));
+    expect(second.kit.runsOf("pulse").map((r) => r.triggered_by)).toEqual(Array(6).fill("scheduler"));
+    expect(second.kit.log.entries.some((e) => e.msg.includes("missed its slot"))).toBe(false);
+  });
+
+  it("a job dropped from svc.yaml while the daemon was down loses its next_run: added back later, it catches up nothing", async () => {
+    const yaml = project("every:1h", "    catchup: true\n");
+    const first = await kitAt(yaml, "2027-01-10T09:30:00.000Z");
+    await first.kit.engine.stop({ force: true });
+    const without = await kitAt("jobs:\n  other:\n    command: \"true\"\n", "2027-01-10T09:40:00.000Z", { dir: first.dir });
+    expect(without.kit.store.jobState.get("pulse")!.next_run).toBeNull();
+    await without.kit.engine.stop({ force: true });
+    const back = await kitAt(yaml, "2027-01-10T11:40:00.000Z", { dir: first.dir });
+    expect(back.kit.runsOf("pulse")).toEqual([]);
+    expect(back.kit.log.entries.some((e) => e.msg.includes("missed its slot") || e.msg.includes("catching up"))).toBe(false);
+    expect(back.kit.store.jobState.get("pulse")!.next_run).toBe("2027-01-10T12:00:00.000Z");
+  });
+
+  it("with schedule_jitter, a restart after a slot but before its delayed start runs it", async () => {
+    const yaml = project("every:1h");
+    const daemon = "scheduler:\n  schedule_jitter: 10m\n";
+    const first = await kitAt(yaml, "2027-01-10T09:30:00.000Z", { daemon });
+    await first.kit.engine.stop({ force: true });
+    // The 10:00 slot is due at 10:05 (random 0.5): back at 10:02, it runs, between then and 10:10.
+    const second = await kitAt(yaml, "2027-01-10T10:02:00.000Z", { daemon, dir: first.dir });
+    for (let t = at("2027-01-10T10:02:01.000Z"); t <= at("2027-01-10T10:11:00.000Z"); t += 1000) second.clock.set(t);
+    const runs = second.kit.runsOf("pulse");
+    expect(runs.map((r) => [r.scheduled_for, r.triggered_by])).toEqual([["2027-01-10T10:00:00.000Z", "scheduler"]]);
+    expect(Date.parse(runs[0]!.created_at)).toBeLessThanOrEqual(at("2027-01-10T10:10:00.000Z"));
+    expect(second.kit.log.entries.some((e) => e.msg.includes("missed its slot"))).toBe(false);
   });
 });
 
