@@ -249,7 +249,7 @@ describe("retries", () => {
   ] as const)("a RETRYING run stopped for good (cancel) ends as a stopped RUNNING one does: on_failure %s", (policy, after) => {
     const w = { project: project(`retries: 2\non_failure: ${policy}`), cycle: [row(1, "extract", "RETRYING", { next_attempt_at: iso(NOW + 60_000) })] };
     expect(run(w, row(1, "extract", "RETRYING", { next_attempt_at: iso(NOW + 60_000) }), { kind: "stopped", reason: "cancelled" })).toEqual([
-      { kind: "transition", runId: 1, from: "RETRYING", to: "FAILED", patch: { error: "cancelled", finished_at: AT, next_attempt_at: null } },
+      { kind: "transition", runId: 1, from: "RETRYING", to: "FAILED", patch: { error: "cancelled", finished_at: AT, duration_ms: 5_000, next_attempt_at: null } },
       { kind: "jobState", job: "extract", patch: { last_failure: AT } },
       transformNotRun("cancelled"),
       ...after,
@@ -401,7 +401,7 @@ describe("dispatch errors and lost runs", () => {
   it("a run lost by the previous daemon: FAILED, then retried by policy", () => {
     const w = { project: project("retries: 1\nretry_delay: fixed:5s") };
     expect(run(w, row(1, "extract", "RUNNING"), { kind: "lost" })).toEqual([
-      { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { error: "daemon restarted, process lost", finished_at: AT, pid: null } },
+      { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { error: "daemon restarted, process lost", finished_at: AT, duration_ms: 5_000, pid: null } },
       { kind: "jobState", job: "extract", patch: { last_failure: AT } },
       { kind: "transition", runId: 1, from: "FAILED", to: "RETRYING", patch: { next_attempt_at: iso(NOW + 5_000) } },
       { kind: "wake", at: NOW + 5_000 },
@@ -412,7 +412,7 @@ describe("dispatch errors and lost runs", () => {
   it("a lost run of a job no longer in svc.yaml: FAILED, nothing else", () => {
     const w = { project: project("") };
     expect(run(w, row(1, "gone", "RUNNING"), { kind: "lost" })).toEqual([
-      { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { error: "daemon restarted, process lost", finished_at: AT, pid: null } },
+      { kind: "transition", runId: 1, from: "RUNNING", to: "FAILED", patch: { error: "daemon restarted, process lost", finished_at: AT, duration_ms: 5_000, pid: null } },
       { kind: "jobState", job: "gone", patch: { last_failure: AT } },
     ]);
   });
@@ -467,14 +467,15 @@ describe("the concurrency-policy table (a new run ready while another runs)", ()
   ] as const)("in a halted cycle a %s run ends %s (pipeline stopped)", (from, to) => {
     const w = { project: project(""), halted: true };
     expect(run(w, row(1, "extract", from), ready)).toEqual([
-      { kind: "transition", runId: 1, from, to, patch: { error: "pipeline stopped", finished_at: AT } },
+      // duration_ms from its start (5 s ago), which the timeline places it by; none for a run that never started.
+      { kind: "transition", runId: 1, from, to, patch: { error: "pipeline stopped", finished_at: AT, duration_ms: from === "PENDING" ? null : 5_000 } },
     ]);
   });
 
   it("a run of a job removed from svc.yaml ends FAILED", () => {
     const w = { project: project("") };
     expect(run(w, row(1, "gone", "PENDING"), ready)).toEqual([
-      { kind: "transition", runId: 1, from: "PENDING", to: "FAILED", patch: { error: "job gone is no longer in svc.yaml", finished_at: AT } },
+      { kind: "transition", runId: 1, from: "PENDING", to: "FAILED", patch: { error: "job gone is no longer in svc.yaml", finished_at: AT, duration_ms: null } },
     ]);
   });
 });

@@ -136,6 +136,15 @@ class Decision {
     this.effects.push(e);
   }
 
+  /**
+   * The end of a run that did not end by its attempt's exit (lost, stopped while waiting to retry, its job
+   * removed, its cycle halted): `finished_at` now and `duration_ms` from its start, which the timeline places
+   * it by; `whenNeverStarted` for one that never started.
+   */
+  private closing(run: RunRecord, whenNeverStarted: number | null = null): Pick<RunPatch, "finished_at" | "duration_ms"> {
+    return { finished_at: this.at, duration_ms: run.started_at === null ? whenNeverStarted : Math.max(0, this.now - Date.parse(run.started_at)) };
+  }
+
   /** A transition of `run`; returns the run as it will be stored, for what follows. */
   private transition(run: RunRecord, to: RunStatus, patch: RunPatch = {}): RunRecord {
     this.push({ kind: "transition", runId: run.id, from: run.status, to, patch });
@@ -182,7 +191,7 @@ class Decision {
   dispatchFailed(attemptNo: number, error: string): void {
     const { run } = this.facts;
     const job = this.facts.job!;
-    const failed = this.transition(run, "FAILED", { attempt: attemptNo, error, finished_at: this.at, duration_ms: 0 });
+    const failed = this.transition(run, "FAILED", { attempt: attemptNo, error, ...this.closing(run, 0) });
     this.push({ kind: "logLine", runId: run.id, stream: "stderr", line: `svc: ${error}` });
     this.push({ kind: "jobState", job: job.name, patch: { last_failure: this.at } });
     // A dispatch error is not retried: a missing value or variable will not appear by waiting.
@@ -191,7 +200,7 @@ class Decision {
 
   lost(): void {
     const { run, job } = this.facts;
-    const failed = this.transition(run, "FAILED", { error: "daemon restarted, process lost", finished_at: this.at, pid: null });
+    const failed = this.transition(run, "FAILED", { error: "daemon restarted, process lost", ...this.closing(run), pid: null });
     this.push({ kind: "jobState", job: run.job_name, patch: { last_failure: this.at } });
     if (job) this.afterFailure(failed, job, true);
   }
@@ -199,7 +208,7 @@ class Decision {
   /** As a RUNNING run stopped for the same reason ends (its attempt ended `stopped`), without the attempt's fields. */
   stopped(reason: string): void {
     const { run, job } = this.facts;
-    const failed = this.transition(run, "FAILED", { error: reason, finished_at: this.at, next_attempt_at: null });
+    const failed = this.transition(run, "FAILED", { error: reason, ...this.closing(run), next_attempt_at: null });
     this.push({ kind: "jobState", job: run.job_name, patch: { last_failure: this.at } });
     if (job) this.afterFailure(failed, job, false, true);
   }
@@ -208,11 +217,11 @@ class Decision {
   ready(): void {
     const { run, job } = this.facts;
     if (!job) {
-      this.transition(run, "FAILED", { error: `job ${run.job_name} is no longer in svc.yaml`, finished_at: this.at });
+      this.transition(run, "FAILED", { error: `job ${run.job_name} is no longer in svc.yaml`, ...this.closing(run) });
       return;
     }
     if (this.facts.cycle.halted) {
-      this.transition(run, run.status === "PENDING" ? "SKIPPED" : "FAILED", { error: "pipeline stopped", finished_at: this.at });
+      this.transition(run, run.status === "PENDING" ? "SKIPPED" : "FAILED", { error: "pipeline stopped", ...this.closing(run) });
       return;
     }
     if (run.status === "RETRYING") {

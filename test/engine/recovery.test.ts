@@ -65,6 +65,8 @@ describe("startup reconciliation", () => {
     const run = kit.store.runs.get(runId)!;
     expect(run.status).toBe("FAILED");
     expect(run.error).toBe("daemon restarted, process lost");
+    // From its start to its end, as the timeline places it (it was left null).
+    expect(run.duration_ms).toBe(Date.parse(run.finished_at!) - Date.parse(run.started_at!));
   });
 
   it("resumes PENDING runs", async () => {

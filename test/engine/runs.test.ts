@@ -186,6 +186,8 @@ describe("timeouts and cancel", () => {
     kit.engine.cancel("f");
     const done = await kit.waitRun(run.id, ["FAILED"]);
     expect(done).toMatchObject({ error: "cancelled", next_attempt_at: null });
+    // From its start to the cancel, not the first attempt's duration: the timeline places the run by it.
+    expect(done.duration_ms).toBe(Date.parse(done.finished_at!) - Date.parse(done.started_at!));
     // As a cancelled RUNNING run: on_failure (alert) tells, and the job's last failure is the cancel.
     await kit.waitFor("the on_failure alert", () => kit!.notes.some((n) => n.event === "on_failure" && n.run.id === run.id), 5_000);
     expect(kit.notes.map((n) => n.event)).toEqual(["on_retry", "on_failure"]);
