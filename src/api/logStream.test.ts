@@ -29,6 +29,12 @@ ${COUNTER.split("\n").map((l) => `      ${l}`).join("\n")}
     retry_delay: "fixed:300ms"
     command: |
       if [ -f marker ]; then echo "second attempt ok"; else touch marker; echo "first attempt fails"; exit 1; fi
+  wide:
+    command: |
+      for i in $(seq 1 300); do head -c 60000 /dev/zero | tr '\\0' x; echo; done
+      sleep 2
+      echo live
+      sleep 1
   flood:
     command: |
       sleep 0.5
@@ -197,6 +203,24 @@ describe("misbehaving clients", () => {
       await h.close();
     }
   });
+
+  it("a history of wide lines is sent as the client takes it: a reader that pauses is not cut at the first live line", async () => {
+    // 300 lines of 60 KB (18 MB, one page: more than the kernel's socket buffers take) against a 256 KiB
+    // limit; the client takes nothing for 3 s meanwhile.
+    const run = await k.post("/api/jobs/wide/run");
+    const id = run.body.run_id as number;
+    await k.waitFor("the wide lines stored", () => k.store.logs.forRun(id, { afterSeq: 0, limit: 1000, offset: 0 }).lines.length >= 301, 15_000);
+    const c = k.logClient(id);
+    await c.opened;
+    const raw = (c.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    raw.pause();
+    await new Promise((r) => setTimeout(r, 3_000)); // "live" is written meanwhile
+    raw.resume();
+    expect((await c.closed).code).toBe(1000);
+    expectComplete(c.seqs(), 302);
+    expect(c.lines().at(-1)!.line).toBe("live");
+    await noLeak();
+  }, 30_000);
 
   it("a reader of a long history is paced by the socket, not dropped, and gets every line", async () => {
     const id = k.store.runs.recent("flood", 1)[0]!.id;

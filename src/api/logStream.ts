@@ -170,20 +170,32 @@ class LogStream {
     this.checkTerminal();
   }
 
-  /** Pages of stored lines after the last one sent, each once the client has taken the previous one. */
+  /**
+   * Stored lines after the last one sent, while the client's unsent bytes stay under the low-water mark:
+   * a page of 1,000 lines may be 64 MB (lines up to 64 KiB, a progress bar written with \r). Past the
+   * mark it waits for the client to take them, then reads on from the last line sent; it goes live only
+   * with the history sent and the buffer under the mark, so the first live line does not find the
+   * daemon's own backlog over the 4429 limit.
+   */
   private async sendHistory(): Promise<void> {
+    const lowWater = this.lowWater();
     for (;;) {
       if (this.phase !== "history") return;
       const page = this.deps.store.logs.forRun(this.runId, { afterSeq: this.lastSent, limit: HISTORY_PAGE, offset: 0 });
-      for (const l of page.lines) this.sendLine(l);
-      if (page.lines.length < HISTORY_PAGE) return; // the caller switches to live in this same turn
+      let sent = 0;
+      while (sent < page.lines.length && this.socket.bufferedAmount <= lowWater) this.sendLine(page.lines[sent++]!);
+      if (sent === page.lines.length && page.lines.length < HISTORY_PAGE && this.socket.bufferedAmount <= lowWater) return; // the caller goes live in this same turn
       if (!(await this.drained())) return;
     }
   }
 
-  /** Resolves true once unsent bytes are below the page size's worth, false when the stream ended or stalled. */
+  private lowWater(): number {
+    return Math.min(1024 * 1024, this.opts.maxBufferedBytes / 2);
+  }
+
+  /** Resolves true once unsent bytes are below the low-water mark, false when the stream ended or stalled. */
   private async drained(): Promise<boolean> {
-    const lowWater = Math.min(1024 * 1024, this.opts.maxBufferedBytes / 2);
+    const lowWater = this.lowWater();
     let last = this.socket.bufferedAmount;
     let since = Date.now();
     while (this.socket.bufferedAmount > lowWater) {
