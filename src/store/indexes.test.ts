@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempStore } from "../../test/helpers/tempStore.js";
 import type { Store } from "./api.js";
 import { newRun } from "./testkit.js";
+import { registerFunctions } from "./open.js";
 
 const store = tempStore("file");
 
@@ -49,6 +50,7 @@ function plansOf(fn: () => unknown): string[] {
     capturing = null;
   }
   const db = new Database(store.path, { readonly: true });
+  registerFunctions(db);
   try {
     return caps
       .filter((c) => /\bjob_runs\b/.test(c.sql) && /^\s*(SELECT|WITH)\b/i.test(c.sql))

@@ -46,8 +46,7 @@ export function openDatabase(opts: OpenDatabaseOptions): OpenedDatabase {
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs))}`);
     checkIdentity(db, file, opts.migrations ?? MIGRATIONS);
     configure(db, file, opts.walAutocheckpoint);
-    // Case folding beyond ASCII for the audit's "any case" reason search (SQLite's LIKE folds A-Z only).
-    db.function("svc_fold", { deterministic: true }, (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v));
+    registerFunctions(db);
     const { from, to } = migrate(db, opts.migrations ?? MIGRATIONS, opts.nowIso);
     restrictModes(file);
     // No ANALYZE / PRAGMA optimize: statistics taken while the FTS5 shadow
@@ -220,4 +219,13 @@ function readableWritable(p: string): boolean {
 function errnoText(e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   return err.code ? `${err.code}: ${err.message}` : String(e);
+}
+
+/**
+ * The SQL functions svc's queries use, on a connection: `svc_fold(text)`, case folding beyond ASCII for the
+ * audit's "any case" reason search (SQLite's LIKE folds A-Z only). Every connection that runs the store's
+ * queries needs them (openDatabase registers them on svcd's).
+ */
+export function registerFunctions(db: Database.Database): void {
+  db.function("svc_fold", { deterministic: true }, (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v));
 }
