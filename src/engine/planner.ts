@@ -31,14 +31,17 @@ export interface PlannedRun {
   action: PlanAction;
 }
 
-/** A slot noticed more than this long after its due time counts as missed. */
+/**
+ * A slot noticed more than this long after its time counts as missed; with `scheduler.schedule_jitter`
+ * the jitter is added (lateAfterMs): a slot's random delay never makes it late, whatever the next slot's.
+ */
 export const LATE_AFTER_MS = 60_000;
 
 export function plan(now: number, entries: Iterable<ScheduleEntry>, lateAfterMs = LATE_AFTER_MS): PlannedRun[] {
   const due: (PlannedRun & { dueAt: number })[] = [];
   for (const e of entries) {
     if (e.dueAt > now) continue;
-    const action: PlanAction = e.excluded ? "excluded" : e.paused ? "paused" : now - e.dueAt > lateAfterMs ? "late" : "run";
+    const action: PlanAction = e.excluded ? "excluded" : e.paused ? "paused" : now - e.slotAt > lateAfterMs ? "late" : "run";
     due.push({ job: e.job, slotAt: e.slotAt, action, dueAt: e.dueAt });
   }
   // Earliest first, then by name: the dispatch queue is FIFO, so this order is the run order.

@@ -79,7 +79,7 @@ export class Scheduler {
     // A slot the running daemon would still run: no older than the tick's own tolerance (LATE_AFTER_MS)
     // after its latest jittered due time. A restart at 10:00:00.3, or one before a jittered slot was due,
     // has not missed it: it runs now, as the tick would have run it.
-    const grace = LATE_AFTER_MS + this.ctx.daemon.scheduler.scheduleJitterMs;
+    const grace = this.lateAfterMs();
     this.inTx(() => {
       for (const job of this.ctx.project.jobs.values()) {
         const state = states.get(job.name);
@@ -147,7 +147,7 @@ export class Scheduler {
    * fails) changes nothing: the due jobs keep their slots for the next tick.
    */
   tick(now: number): number {
-    const due = plan(now, this.entries.values());
+    const due = plan(now, this.entries.values(), this.lateAfterMs());
     if (due.length === 0) return 0;
     // The new runs' events after their dispatch pass: their processes are being started first.
     return this.ctx.bus.hold(() => this.handle(due, now));
@@ -248,9 +248,9 @@ export class Scheduler {
         if (this.fire(job, p.slotAt, "scheduler")) created++;
         this.arm(job, p.slotAt, false);
       } else if (p.action === "late") {
-        // Slots more than LATE_AFTER_MS old are missed (catch-up rules), as plan() counts lateness;
-        // one exactly LATE_AFTER_MS old, like newer ones, runs as it comes.
-        const bound = now - LATE_AFTER_MS - 1;
+        // Slots more than lateAfterMs old are missed (catch-up rules), as plan() counts lateness;
+        // one exactly that old, like newer ones, runs as it comes.
+        const bound = now - this.lateAfterMs() - 1;
         if (this.missed(job, p.slotAt, bound, "it was noticed late (clock jump or suspend)")) created++;
         this.arm(job, Math.max(p.slotAt, bound), false);
       } else {
@@ -260,9 +260,14 @@ export class Scheduler {
         break;
       }
       const next = this.entries.get(job.name);
-      p = next === undefined ? undefined : plan(now, [next])[0];
+      p = next === undefined ? undefined : plan(now, [next], this.lateAfterMs())[0];
     }
     return created;
+  }
+
+  /** How late a slot may be noticed and still run: LATE_AFTER_MS after its time, plus the jitter that may delay it. */
+  private lateAfterMs(): number {
+    return LATE_AFTER_MS + this.ctx.daemon.scheduler.scheduleJitterMs;
   }
 
   setPaused(job: string, paused: boolean): void {

@@ -155,6 +155,24 @@ describe("sub-minute schedules on the one-second tick", () => {
     expect(back.kit.store.jobState.get("pulse")!.next_run).toBe("2027-01-10T12:00:00.000Z");
   });
 
+  it("a schedule_jitter longer than the period delays runs but never drops one (every:1m, 5m of jitter, an hour)", async () => {
+    let a = 0x5eed; // mulberry32: the same random delays on every run of the test
+    const random = () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const clock = new FakeClock(at("2027-01-10T09:59:30.000Z"));
+    const kit = await startKit(project("every:1m"), { clock, daemon: "scheduler:\n  schedule_jitter: 5m\n", random });
+    for (let t = at("2027-01-10T09:59:31.000Z"); t <= at("2027-01-10T11:05:00.000Z"); t += 1000) clock.set(t);
+    // Slots 10:00 to 10:59, each once, in order, each started no later than 5 minutes after its slot.
+    const runs = kit.runsOf("pulse").filter((r) => r.scheduled_for! < "2027-01-10T11:00:00.000Z");
+    expect(runs.map((r) => r.scheduled_for)).toEqual(Array.from({ length: 60 }, (_, i) => new Date(at("2027-01-10T10:00:00.000Z") + i * 60_000).toISOString()));
+    for (const r of runs) expect(Date.parse(r.created_at) - Date.parse(r.scheduled_for!)).toBeLessThanOrEqual(5 * 60_000);
+    expect(kit.log.entries.filter((e) => e.msg.includes("missed its slot"))).toEqual([]);
+  });
+
   it("with schedule_jitter, a restart after a slot but before its delayed start runs it", async () => {
     const yaml = project("every:1h");
     const daemon = "scheduler:\n  schedule_jitter: 10m\n";
