@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { systemClock } from "./clock.js";
 
 describe("systemClock.setTimer", () => {
@@ -13,6 +13,27 @@ describe("systemClock.setTimer", () => {
       if (firedAt < at) early.push(at - firedAt);
     }
     expect(early).toEqual([]);
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("calls back when the wall clock goes back while it waits, instead of waiting for the clock to come back", () => {
+    // Fake timers with a settable wall clock: the step back of an hour, then the timer's own second.
+    vi.useFakeTimers({ now: Date.parse("2027-01-10T10:00:00.000Z") });
+    const fired: number[] = [];
+    systemClock.setTimer(Date.now() + 1_000, () => fired.push(Date.now()));
+    vi.setSystemTime(Date.parse("2027-01-10T09:00:00.000Z"));
+    vi.advanceTimersByTime(1_000);
+    expect(fired).toEqual([Date.parse("2027-01-10T09:00:01.000Z")]);
+    // A clock that only moves forward waits for the instant as before.
+    const later: number[] = [];
+    systemClock.setTimer(Date.now() + 5_000, () => later.push(Date.now()));
+    vi.advanceTimersByTime(4_999);
+    expect(later).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(later).toEqual([Date.parse("2027-01-10T09:00:06.000Z")]);
   });
 
   it("calls back soon (from a timer, not inside setTimer) for an instant already past; cancel stops a pending timer", async () => {
