@@ -96,6 +96,8 @@ describe("GET /api/timeline", () => {
     const bad = await k.get("/api/timeline?from=yesterday");
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('"from"');
+    // Strict ISO 8601: Date.parse read "1" as 2001, "March 7" as 2001-03-07 and a time without a zone in the daemon's zone.
+    for (const from of ["1", "March%207", "2026-11-24T06:00", "2026-02-30"]) expect((await k.get(`/api/timeline?from=${from}&to=2026-11-25T00:00:00Z`)).status, from).toBe(400);
     const reversed = await k.get("/api/timeline?from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z");
     expect(reversed.status).toBe(400);
     expect(reversed.body.error.message).toMatch(/must be before/);

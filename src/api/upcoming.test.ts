@@ -98,6 +98,7 @@ describe("GET /api/upcoming", () => {
     expect(of(r.body, "nightly")).toHaveLength(1);
     const bad = await k.get("/api/upcoming?from=soon");
     expect(bad.status).toBe(400);
+    for (const from of ["1", "March%207", "2026-11-24T06:00", "2026-02-30"]) expect((await k.get(`/api/upcoming?from=${from}`)).status, from).toBe(400);
     expect(bad.body.error.message).toContain('"from"');
     expect((await k.get("/api/upcoming?days=8")).status).toBe(400);
     expect((await k.get("/api/upcoming?days=0")).status).toBe(400);

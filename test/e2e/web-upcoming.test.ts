@@ -101,6 +101,22 @@ suite("upcoming runs against a real daemon", () => {
     await context.close();
   });
 
+  it("a chosen start date includes that day's 00:00 slot (Berlin's Sunday 09:00 is 00:00 in Los Angeles)", async () => {
+    const { context, page } = await inZone("America/Los_Angeles");
+    await page.goto(`${rig.d.base}/#/upcoming`);
+    await page.getByLabel("Starting").fill("2027-03-14");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.waitForURL(/from=/);
+    const midnight = row(page, "berlin", "2027-03-14T08:00:00.000Z");
+    await midnight.waitFor();
+    expect(await midnight.locator("td.when time").first().innerText()).toBe("00:00");
+    expect(await days(page)).toEqual(["2027-03-14"]);
+    // The form and the summary read the chosen date, not the millisecond before it.
+    expect(await page.getByLabel("Starting").inputValue()).toBe("2027-03-14");
+    expect(await page.getByTestId("upcoming-summary").innerText()).toContain("3/14/2027, 12:00:00 AM");
+    await context.close();
+  });
+
   it("shows a job's next runs on its page, and says when a job has no schedule", async () => {
     const { context, page } = await inZone("Europe/Berlin");
     await page.goto(`${rig.d.base}/#/jobs/nightly`);

@@ -1,3 +1,4 @@
+import { parseInstant } from "../../shared/instant.js";
 import type { FastifyInstance } from "fastify";
 import type { ProjectConfig } from "../../config/types.js";
 import { TIMELINE_COLUMNS, TIMELINE_MAX_RUNS, type TimelineRun } from "../../store/timeline.js";
@@ -88,8 +89,9 @@ function selectedJobs(project: ProjectConfig, f: Filters): { names: string[]; on
   return { names, only };
 }
 
-function parseInstant(field: string, value: string): number {
-  const ms = Date.parse(value);
+function instantQuery(field: string, value: string): number {
+  // Strict ISO 8601 (a date-time needs its zone; Date.parse read "1" as 2001 and a zoneless time in the daemon's zone).
+  const ms = parseInstant(value) ?? Number.NaN;
   if (Number.isNaN(ms) || !inIsoRange(ms)) {
     throw badRequest(`query "${field}" must be an ISO 8601 instant or date between the years 0000 and 9999, got "${value}"`, [
       { in: "query", field, message: "must be an ISO 8601 instant or date between the years 0000 and 9999" },
@@ -138,8 +140,8 @@ export function timelineRoutes(app: FastifyInstance, deps: ApiDeps, changes: Run
     async (request) => {
       const { from, to, limit, ...f } = request.query;
       const now = Date.now();
-      const toMs = to === undefined ? now : parseInstant("to", to);
-      const fromMs = from === undefined ? Math.max(MIN_INSTANT_MS, toMs - TIMELINE_DEFAULT_MS) : parseInstant("from", from);
+      const toMs = to === undefined ? now : instantQuery("to", to);
+      const fromMs = from === undefined ? Math.max(MIN_INSTANT_MS, toMs - TIMELINE_DEFAULT_MS) : instantQuery("from", from);
       if (fromMs >= toMs) throw badRequest(`"from" (${new Date(fromMs).toISOString()}) must be before "to" (${new Date(toMs).toISOString()})`);
       if (toMs - fromMs > TIMELINE_MAX_WINDOW_MS) {
         throw badRequest(`the window from "from" to "to" is ${Math.ceil((toMs - fromMs) / HOUR_MS)} h long; at most 31 days (744 h) are allowed: narrow it`);

@@ -1,3 +1,4 @@
+import { parseInstant } from "../../shared/instant.js";
 import type { FastifyInstance } from "fastify";
 import { scheduleLabel } from "../../config/index.js";
 import { slotsBetween } from "../../schedule/nextRun.js";
@@ -99,7 +100,8 @@ export function upcomingRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const { days, job: only, tag, q, limit, per_job: perJob } = request.query;
       let from = Date.now();
       if (request.query.from !== undefined) {
-        from = Date.parse(request.query.from);
+        // Strict ISO 8601 (a date-time needs its zone; Date.parse read "1" as 2001 and a zoneless time in the daemon's zone).
+        from = parseInstant(request.query.from) ?? Number.NaN;
         if (Number.isNaN(from) || !inIsoRange(from)) {
           throw badRequest(`query "from" must be an ISO 8601 instant or date between the years 0000 and 9999, got "${request.query.from}"`, [
             { in: "query", field: "from", message: "must be an ISO 8601 instant or date between the years 0000 and 9999" },

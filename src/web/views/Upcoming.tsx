@@ -25,6 +25,9 @@ export default function UpcomingView({ route }: { route: Route }) {
   const tag = q.get("tag");
   const name = q.get("q");
   const from = q.get("from");
+  // A chosen date is sent as the millisecond before its midnight: slots are strictly after `from` (as
+  // svc next), and that day's 00:00 slot belongs to it. `start` is the instant the page starts at.
+  const start = from === null ? null : Date.parse(from) + 1;
   const data = useApi<UpcomingAnswer>(`api/upcoming${qs({ days, tag, q: name, from, limit: 20_000 })}`, 60_000);
 
   return (
@@ -34,7 +37,7 @@ export default function UpcomingView({ route }: { route: Route }) {
         {data.data && (
           <p class="sub" role="status" data-testid="upcoming-summary">
             {plural(data.data.slots.filter((s) => !s.excluded).length, "run")} of {plural(data.data.jobs.length, "scheduled job")} from{" "}
-            {from ? new Date(data.data.from).toLocaleString() : "now"} over {plural(days, "day")} · {data.data.slots.filter((s) => s.excluded).length} excluded ·{" "}
+            {start !== null ? new Date(start).toLocaleString() : "now"} over {plural(days, "day")} · {data.data.slots.filter((s) => s.excluded).length} excluded ·{" "}
             {plural(data.data.unscheduled, "job")} without a schedule (manual or after:)
           </p>
         )}
@@ -60,13 +63,13 @@ export default function UpcomingView({ route }: { route: Route }) {
           onSubmit={(e) => {
             e.preventDefault();
             const v = String(new FormData(e.currentTarget as HTMLFormElement).get("start") ?? "");
-            // A date: its midnight in this browser's zone.
-            patchQuery(route, { from: v ? new Date(`${v}T00:00`).toISOString() : null });
+            // A date: its midnight in this browser's zone (less 1 ms: slots strictly after it).
+            patchQuery(route, { from: v ? new Date(new Date(`${v}T00:00`).getTime() - 1).toISOString() : null });
           }}
         >
           <label class="field inline">
             <span>Starting</span>
-            <input type="date" name="start" key={from ?? ""} defaultValue={from ? new Date(from).toLocaleDateString("sv") : ""} />
+            <input type="date" name="start" key={from ?? ""} defaultValue={start !== null ? new Date(start).toLocaleDateString("sv") : ""} />
           </label>
           <button type="submit">Show</button>
           {from && (
