@@ -57,6 +57,9 @@ export interface NextRunInfo {
  * (job, scheduled_for)). What a transaction announces (the new runs' events,
  * log lines) waits for its commit: a rolled-back one announces nothing.
  */
+
+/** Missed slots counted one by one for their trace, at most (every:1s missing a day is 86,400). */
+const MAX_MISSED_COUNTED = 10_000;
 export class Scheduler {
   private readonly entries = new Map<string, Entry>();
   /** Each job's last slot whose DST note was logged (see arm). */
@@ -327,8 +330,29 @@ export class Scheduler {
    * A slot that makes no run leaves a trace (non_runs) besides its log line, for `svc why`;
    * consecutive ones of one reason are one row. Called inside the tick's transaction.
    */
-  private trace(job: JobConfig, reason: "paused" | "excluded" | "missed", slotAt: number, detail: string): void {
-    this.ctx.store.nonRuns.record({ job_name: job.name, reason, detail, slot: new Date(slotAt).toISOString(), at: new Date(this.ctx.clock.now()).toISOString() });
+  private trace(job: JobConfig, reason: "paused" | "excluded" | "missed", slotAt: number, detail: string, span?: { slots: number; lastAt: number }): void {
+    this.ctx.store.nonRuns.record({
+      job_name: job.name,
+      reason,
+      detail,
+      slot: new Date(slotAt).toISOString(),
+      ...(span && span.slots > 1 ? { slots: span.slots, lastSlot: new Date(span.lastAt).toISOString() } : {}),
+      at: new Date(this.ctx.clock.now()).toISOString(),
+    });
+  }
+
+  /**
+   * The slots missed from `firstMissed` up to `now`: how many, and the last (for `svc why` on any of them).
+   * Counted up to MAX_MISSED_COUNTED (a sub-minute schedule down for days); past that the span ends there.
+   */
+  private missedSpan(job: JobConfig, firstMissed: number, now: number): { slots: number; lastAt: number } {
+    let slots = 0;
+    let lastAt = firstMissed;
+    for (let s = nextRun(job.schedule, firstMissed - 1); s && s.at <= now && slots < MAX_MISSED_COUNTED; s = nextRun(job.schedule, s.at)) {
+      slots++;
+      lastAt = s.at;
+    }
+    return { slots: Math.max(1, slots), lastAt };
   }
 
   /**
@@ -372,13 +396,15 @@ export class Scheduler {
     const paused = this.ctx.store.jobState.get(job.name)?.paused === 1;
     const fields = { job: job.name, missed: new Date(firstMissed).toISOString() };
     if (!job.catchup || paused) {
-      this.say("warn", fields, `job ${job.name}: missed its slot because ${why}; catchup is ${paused ? "off while paused" : "false"}, waiting for the next slot`);
-      this.trace(job, "missed", firstMissed, `missed: ${why}; catchup is ${paused ? "off while paused" : "false"}`);
+      const span = this.missedSpan(job, firstMissed, now);
+      const many = span.slots > 1 ? ` (${span.slots} slots missed, ${new Date(firstMissed).toISOString()} to ${new Date(span.lastAt).toISOString()})` : "";
+      this.say("warn", fields, `job ${job.name}: missed its slot because ${why}; catchup is ${paused ? "off while paused" : "false"}, waiting for the next slot${many}`);
+      this.trace(job, "missed", firstMissed, `missed: ${why}; catchup is ${paused ? "off while paused" : "false"}`, span);
       return false;
     }
     if (!latest) {
       this.say("warn", fields, `job ${job.name}: missed its slot because ${why}; it is outside scheduler.catchup_window, waiting for the next slot`);
-      this.trace(job, "missed", firstMissed, `missed: ${why}; the slot is outside scheduler.catchup_window`);
+      this.trace(job, "missed", firstMissed, `missed: ${why}; the slot is outside scheduler.catchup_window`, this.missedSpan(job, firstMissed, now));
       return false;
     }
     this.say("info", { ...fields, slot: describeSlot(latest) }, `job ${job.name}: catching up a missed slot`);

@@ -22,9 +22,9 @@ export class SqliteNonRuns implements NonRunsStore {
       newest: db.prepare("SELECT * FROM non_runs WHERE job_name = ? ORDER BY id DESC LIMIT 1"),
       lastRunId: db.prepare("SELECT max(id) FROM job_runs WHERE job_name = ?").pluck(),
       insert: db.prepare(`INSERT INTO non_runs
-        (job_name, reason, detail, cycle_id, upstream, upstream_run_id, first_slot, last_slot, first_at, last_at, after_run_id)
-        VALUES (@job_name, @reason, @detail, @cycle_id, @upstream, @upstream_run_id, @slot, @slot, @at, @at, @after_run_id)`),
-      extend: db.prepare("UPDATE non_runs SET count = count + 1, last_slot = coalesce(?, last_slot), last_at = ? WHERE id = ?"),
+        (job_name, reason, detail, cycle_id, upstream, upstream_run_id, first_slot, last_slot, first_at, last_at, after_run_id, count)
+        VALUES (@job_name, @reason, @detail, @cycle_id, @upstream, @upstream_run_id, @slot, @last_slot, @at, @at, @after_run_id, @count)`),
+      extend: db.prepare("UPDATE non_runs SET count = count + ?, last_slot = coalesce(?, last_slot), last_at = ? WHERE id = ?"),
       trim: db.prepare(
         `DELETE FROM non_runs WHERE job_name = ? AND id <= (SELECT id FROM non_runs WHERE job_name = ? ORDER BY id DESC LIMIT 1 OFFSET ${NON_RUNS_PER_JOB})`,
       ),
@@ -37,7 +37,7 @@ export class SqliteNonRuns implements NonRunsStore {
     if (e.cycle_id === null || e.cycle_id === undefined) {
       const newest = this.st.newest.get(e.job_name) as NonRunRow | undefined;
       if (newest && newest.cycle_id === null && newest.reason === e.reason && newest.detail === e.detail && newest.after_run_id === afterRunId) {
-        this.st.extend.run(e.slot ?? null, e.at, newest.id);
+        this.st.extend.run(e.slots ?? 1, e.lastSlot ?? e.slot ?? null, e.at, newest.id);
         return this.st.get.get(newest.id) as NonRunRow;
       }
     }
@@ -50,6 +50,8 @@ export class SqliteNonRuns implements NonRunsStore {
         upstream: e.upstream ?? null,
         upstream_run_id: e.upstream_run_id ?? null,
         slot: e.slot ?? null,
+        last_slot: e.lastSlot ?? e.slot ?? null,
+        count: e.slots ?? 1,
         at: e.at,
         after_run_id: afterRunId,
       }).lastInsertRowid,

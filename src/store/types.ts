@@ -222,6 +222,9 @@ export interface NewNonRun {
   upstream?: string | null;
   upstream_run_id?: number | null;
   slot?: string | null;
+  /** Consecutive slots this entry stands for, `slot` the first and `lastSlot` the last (default: one slot). */
+  slots?: number;
+  lastSlot?: string | null;
   /** When it was recorded (ISO UTC). */
   at: string;
 }

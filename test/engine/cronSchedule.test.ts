@@ -142,6 +142,17 @@ describe("sub-minute schedules on the one-second tick", () => {
     expect(second.kit.log.entries.some((e) => e.msg.includes("missed its slot"))).toBe(false);
   });
 
+  it("slots missed to a clock jump are traced as one span, every one of them (svc why explains the latest too)", async () => {
+    const { kit, clock } = await kitAt(project("hourly"), "2027-01-10T18:08:00.000Z");
+    clock.set(at("2027-01-10T22:30:00.000Z"));
+    const [trace] = kit.store.nonRuns.search({ job: "pulse", reason: "missed" }, 10, 0).rows;
+    expect(trace).toMatchObject({ count: 4, first_slot: "2027-01-10T19:00:00.000Z", last_slot: "2027-01-10T22:00:00.000Z" });
+    const warned = kit.log.entries.filter((e) => e.msg.includes("missed its slot"));
+    expect(warned.map((e) => e.msg)).toEqual([
+      "job pulse: missed its slot because it was noticed late (clock jump or suspend); catchup is false, waiting for the next slot (4 slots missed, 2027-01-10T19:00:00.000Z to 2027-01-10T22:00:00.000Z)",
+    ]);
+  });
+
   it("a job dropped from svc.yaml while the daemon was down loses its next_run: added back later, it catches up nothing", async () => {
     const yaml = project("every:1h", "    catchup: true\n");
     const first = await kitAt(yaml, "2027-01-10T09:30:00.000Z");
