@@ -1,7 +1,7 @@
 import { wsUrl } from "./base.js";
 import { getToken } from "./auth.js";
 import { request, seg } from "./api.js";
-import type { LogLineMsg, RunStatus } from "./types.js";
+import { isTerminal, type LogLineMsg, type RunStatus } from "./types.js";
 
 export interface LogStreamHandlers {
   /** New lines in seq order, never a seq twice (reconnects resend history; it is dropped here). */
@@ -18,6 +18,11 @@ type Frame =
 
 const FLUSH_MS = 50;
 const MAX_RETRIES = 5;
+/** While the daemon cannot be reached, how often to look again. */
+const RECONNECT_MS = 5_000;
+/** Following over REST (no WebSocket): how often, and lines per request. */
+const REST_POLL_MS = 2_000;
+const REST_PAGE = 10_000;
 
 /**
  * Follow `/ws/logs/:runId` (CONTRACT §4): history, then live lines, then an
@@ -58,12 +63,25 @@ export function followLogs(runId: number, handlers: LogStreamHandlers): () => vo
     handlers.onState("ended");
   };
 
-  /** REST fallback: one page of lines after lastSeq; the run record says whether it is over. */
-  const fetchRest = async () => {
-    const query = `?offset=${lastSeq}&limit=10000`;
-    const body = await request<{ lines: LogLineMsg[] }>("GET", `api/runs/${seg(runId)}/logs${query}`);
-    for (const l of body.lines) push(l);
-    flush();
+  /**
+   * REST fallback, until the run ends: every line after lastSeq (page by page), then the run record; while
+   * it is not over, again in REST_POLL_MS. A failed poll is tried again the same way.
+   */
+  const followRest = async (): Promise<void> => {
+    if (stopped || ended) return;
+    try {
+      for (;;) {
+        const body = await request<{ lines: LogLineMsg[] }>("GET", `api/runs/${seg(runId)}/logs?offset=${lastSeq}&limit=${REST_PAGE}`);
+        for (const l of body.lines) push(l);
+        if (body.lines.length < REST_PAGE) break;
+      }
+      flush();
+      const run = await request<{ status: RunStatus }>("GET", `api/runs/${seg(runId)}`);
+      if (isTerminal(run.status)) return finish(run.status);
+    } catch {
+      // The daemon restarting, a dropped connection: the next poll tries again.
+    }
+    if (!stopped && !ended) retryTimer = setTimeout(() => void followRest(), REST_POLL_MS);
   };
 
   const connect = () => {
@@ -77,7 +95,7 @@ export function followLogs(runId: number, handlers: LogStreamHandlers): () => vo
     } catch (e) {
       // A token with characters a subprotocol cannot carry: read the logs over REST instead.
       handlers.onState({ error: `live logs unavailable: ${e instanceof Error ? e.message : String(e)}` });
-      void fetchRest().catch(() => undefined);
+      void followRest();
       return;
     }
     socket.onopen = () => {
@@ -108,19 +126,26 @@ export function followLogs(runId: number, handlers: LogStreamHandlers): () => vo
       }
       if (ev.code === 1000) return; // closed cleanly without an end frame: nothing more will come
       if (retries >= MAX_RETRIES) {
-        handlers.onState({ error: "live log stream lost; showing stored lines" });
-        void fetchRest().catch(() => undefined);
+        handlers.onState({ error: "live log stream lost; following the stored lines" });
+        void followRest();
         return;
       }
       retries++;
       handlers.onState("reconnecting");
-      // A REST call first: if the refusal was a 401 it opens the token prompt.
-      retryTimer = setTimeout(() => {
-        void request("GET", `api/runs/${seg(runId)}`)
-          .then(connect)
-          .catch((e: unknown) => handlers.onState({ error: e instanceof Error ? e.message : String(e) }));
-      }, 500 * 2 ** retries);
+      retryTimer = setTimeout(reconnect, 500 * 2 ** retries);
     };
+  };
+
+  /**
+   * A REST call first (if the refusal was a 401 it opens the token prompt), then the WebSocket again. While the
+   * daemon cannot be reached (restarting) it says so and keeps trying every RECONNECT_MS.
+   */
+  const reconnect = () => {
+    if (stopped || ended) return;
+    void request("GET", `api/runs/${seg(runId)}`).then(connect, (e: unknown) => {
+      handlers.onState({ error: e instanceof Error ? e.message : String(e) });
+      if (!stopped && !ended) retryTimer = setTimeout(reconnect, RECONNECT_MS);
+    });
   };
 
   connect();
