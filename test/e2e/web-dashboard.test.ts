@@ -533,6 +533,20 @@ suite("dashboard against a real daemon", () => {
     await shot(page, "config");
   });
 
+  it("a run page offers Retry only on the job's newest run (the one retry acts on)", async () => {
+    const older = await runJob(daemon, "flaky");
+    await waitRun(daemon, older, ["FAILED"]);
+    const newest = await runJob(daemon, "flaky");
+    await waitRun(daemon, newest, ["FAILED"]);
+    await open(`#/runs/${newest}`);
+    await page.getByRole("button", { name: "Retry" }).waitFor();
+    await open(`#/runs/${older}`);
+    await page.getByRole("button", { name: "Run again…" }).waitFor();
+    // Give the job's state a moment to load: the button must stay away, not just be late.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await page.getByRole("button", { name: "Retry" }).count()).toBe(0);
+  });
+
   it("daemon view: info, status, reload; stop asks first and Escape cancels", async () => {
     await open("#/daemon");
     await page.getByText(String(daemon.proc.pid), { exact: true }).waitFor();

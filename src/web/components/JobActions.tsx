@@ -15,10 +15,13 @@ export type RunOp = "retry" | "cancel" | "skip";
 export function JobActions({
   job,
   allowed,
+  labels = {},
   onDone,
 }: {
   job: string;
   allowed: Record<RunOp, boolean>;
+  /** A button's text when it says more than the default ("Cancel all 3 runs of extract"). */
+  labels?: Partial<Record<RunOp, string>>;
   onDone: () => void;
 }) {
   const action = useAction(async (op: RunOp) => {
@@ -32,7 +35,7 @@ export function JobActions({
   });
   const ops = (["retry", "cancel", "skip"] as const).filter((op) => allowed[op]);
   if (ops.length === 0 && !action.error) return null;
-  const label: Record<RunOp, string> = { retry: "Retry", cancel: "Cancel run", skip: "Skip pending run" };
+  const label: Record<RunOp, string> = { retry: "Retry", cancel: "Cancel run", skip: "Skip pending run", ...labels };
   return (
     <div class="run-ops">
       {ops.map((op) => (

@@ -1,9 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
-import { seg } from "../lib/api.js";
+import { qs, seg } from "../lib/api.js";
 import { useApi } from "../lib/useApi.js";
 import { href } from "../lib/router.js";
 import { fmtDuration, runDuration } from "../lib/format.js";
-import { isTerminal, type OutputRow, type RunRecord } from "../lib/types.js";
+import { isTerminal, type JobDetail, type OutputRow, type RunRecord } from "../lib/types.js";
 import { Loaded, Empty } from "../components/States.js";
 import { KeyValues } from "../components/KeyValues.js";
 import { HealthBadge, RunStatusBadge, SlaBadge } from "../components/StatusBadge.js";
@@ -88,6 +88,11 @@ export function RunView({ id }: { id: number }) {
   const data = run.data;
   // Once terminal the record no longer changes: stop polling it.
   useEffect(() => setPoll(isTerminal(data?.status) ? 0 : 2000), [data?.status]);
+  // Which run each of the job's operations would act on: retry its newest, skip its oldest PENDING, cancel every active one.
+  const jobNow = useApi<JobDetail>(data ? `api/jobs/${seg(data.job_name)}${qs({ runs: 1, next: 0 })}` : null, 5000);
+  const pending = (jobNow.data?.active_runs ?? []).filter((a) => a.status === "PENDING").map((a) => a.id);
+  const oldestPending = pending.length > 0 ? Math.min(...pending) : null;
+  const going = (jobNow.data?.active_runs ?? []).filter((a) => a.status === "RUNNING" || a.status === "RETRYING").length;
   return (
     <section>
       <p class="crumbs">
@@ -110,11 +115,16 @@ export function RunView({ id }: { id: number }) {
             <JobActions
               job={r.job_name}
               allowed={{
-                retry: r.status === "FAILED",
+                // The job's operations act on one run of their own (CONTRACT §3): offered here only when it is this one.
+                retry: r.status === "FAILED" && jobNow.data?.runs[0]?.id === r.id,
                 cancel: r.status === "RUNNING" || r.status === "RETRYING",
-                skip: r.status === "PENDING",
+                skip: r.status === "PENDING" && oldestPending === r.id,
               }}
-              onDone={() => void run.reload()}
+              labels={going > 1 ? { cancel: `Cancel all ${going} runs of ${r.job_name}` } : {}}
+              onDone={() => {
+                void run.reload();
+                void jobNow.reload();
+              }}
             />
             <div class="grid2">
               <section class="card">
