@@ -540,6 +540,10 @@ suite("dashboard against a real daemon", () => {
     await waitRun(daemon, newest, ["FAILED"]);
     await open(`#/runs/${newest}`);
     await page.getByRole("button", { name: "Retry" }).waitFor();
+    // Retried from here: the new run joins this run's cycle, and the page's "same cycle" list shows it.
+    await page.getByRole("button", { name: "Retry" }).click();
+    const retried = await waitUntil("the retry run", async () => (await call<{ runs: { id: number }[] }>(daemon, "GET", "api/jobs/flaky?runs=1")).body.runs.find((r) => r.id > newest)?.id);
+    await page.locator("ul.cycle-list").getByRole("link", { name: `#${retried} flaky` }).waitFor();
     await open(`#/runs/${older}`);
     await page.getByRole("button", { name: "Run again…" }).waitFor();
     // Give the job's state a moment to load: the button must stay away, not just be late.

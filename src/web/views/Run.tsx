@@ -84,6 +84,7 @@ function Record({ run }: { run: RunRecord }) {
 export function RunView({ id }: { id: number }) {
   const [poll, setPoll] = useState(2000);
   const [again, setAgain] = useState(false);
+  const [cycleVersion, setCycleVersion] = useState(0);
   const run = useApi<RunRecord>(`api/runs/${seg(id)}`, poll);
   const data = run.data;
   // Once terminal the record no longer changes: stop polling it.
@@ -124,6 +125,7 @@ export function RunView({ id }: { id: number }) {
               onDone={() => {
                 void run.reload();
                 void jobNow.reload();
+                setCycleVersion((v) => v + 1);
               }}
             />
             <div class="grid2">
@@ -138,7 +140,7 @@ export function RunView({ id }: { id: number }) {
                 </section>
                 <section class="card">
                   <h2>Same cycle</h2>
-                  <CycleRuns run={r} />
+                  <CycleRuns run={r} version={cycleVersion} />
                 </section>
               </div>
             </div>
