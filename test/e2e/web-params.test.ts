@@ -79,9 +79,22 @@ suite("the run dialog's params form", () => {
     await poll(() => page.locator("[data-run-params]").textContent()).toContain("incremental");
     expect(await page.content()).not.toContain("tok-typed-77c1");
 
-    // "Run again…" starts from this run's values (the secret one empty: its default is used).
+    // "Run again…" starts from this run's values (the secret one empty: its default is used). Until the job's
+    // declarations are read, "Run now" waits: sent without them, the run would silently take the defaults.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const declarations = (url: URL) => url.pathname.endsWith("/api/jobs/report") && url.searchParams.get("runs") === "0";
+    await page.route(declarations, async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.getByRole("button", { name: /^run again…$/i }).click();
     const again = page.getByRole("dialog", { name: "Run report now" });
+    await again.waitFor();
+    expect(await again.getByRole("button", { name: /^run now$/i }).isDisabled()).toBe(true);
+    release();
+    await poll(() => again.getByRole("button", { name: /^run now$/i }).isEnabled()).toBe(true);
+    await page.unroute(declarations);
     await poll(() => again.locator("#param-day").inputValue()).toBe("2026-11-01");
     expect(await again.locator("#param-limit").inputValue()).toBe("25");
     expect(await again.locator("#param-dry").isChecked()).toBe(true);

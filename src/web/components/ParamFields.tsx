@@ -1,10 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, seg, type ApiError } from "../lib/api.js";
+import { api, ApiError, seg } from "../lib/api.js";
 import { initialInputs, paramsBody, type ParamDecl, type ParamInputs } from "../lib/paramForm.js";
 
 export type { ParamDecl, ParamInputs } from "../lib/paramForm.js";
-
-
 
 /**
  * The job's param declarations (GET /api/jobs/:name) and the form's inputs, reset when the job
@@ -15,20 +13,27 @@ export function useParamForm(job: string | null, from?: Record<string, string | 
   const fromKey = from ? JSON.stringify(from) : "";
   const [decls, setDecls] = useState<Record<string, ParamDecl>>({});
   const [inputs, setInputs] = useState<ParamInputs>({});
+  // Until the declarations are read, a run would be sent without params: with `from` ("Run again") that
+  // silently starts one with the defaults instead of the run's values. `ready` says they were read.
+  const [ready, setReady] = useState(false);
+  const [loadError, setLoadError] = useState<ApiError | null>(null);
   useEffect(() => {
     setDecls({});
     setInputs({});
+    setReady(false);
+    setLoadError(null);
     if (job === null) return;
     let live = true;
-    void api
-      .get<{ job: { params?: Record<string, ParamDecl> } }>(`api/jobs/${seg(job)}`, { runs: 0 })
-      .then((r) => {
+    void api.get<{ job: { params?: Record<string, ParamDecl> } }>(`api/jobs/${seg(job)}`, { runs: 0 }).then(
+      (r) => {
         if (!live) return;
         const p = r.job.params ?? {};
         setDecls(p);
         setInputs(initialInputs(p, from));
-      })
-      .catch(() => undefined); // the POST itself reports what is wrong
+        setReady(true);
+      },
+      (e: unknown) => live && setLoadError(e instanceof ApiError ? e : new ApiError(0, "client", String(e))),
+    );
     return () => {
       live = false;
     };
@@ -36,6 +41,8 @@ export function useParamForm(job: string | null, from?: Record<string, string | 
   return {
     decls,
     inputs,
+    ready,
+    loadError,
     has: Object.keys(decls).length > 0,
     set: (name: string, value: string | boolean) => setInputs((now) => ({ ...now, [name]: value })),
     body: () => paramsBody(decls, inputs),

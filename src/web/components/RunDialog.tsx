@@ -78,12 +78,13 @@ export function RunDialog({
         <p class="hint" aria-live="polite">
           {reason.length}/{MAX_REASON} characters
         </p>
+        {form.loadError && <ErrorBox error={form.loadError} title="The job's parameters could not be read: close and try again" />}
         {action.error && <ErrorBox error={action.error} title="The run was not started" />}
         <div class="dialog-actions">
           <button type="button" onClick={close}>
             Cancel
           </button>
-          <button type="submit" class="primary" disabled={action.busy}>
+          <button type="submit" class="primary" disabled={action.busy || !form.ready}>
             {action.busy ? "Starting…" : "Run now"}
           </button>
         </div>
