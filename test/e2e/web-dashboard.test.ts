@@ -531,6 +531,23 @@ suite("dashboard against a real daemon", () => {
     await page.reload();
     await expect.poll(() => page.getByRole("textbox", { name: "svc.yaml" }).inputValue()).toContain("edited in the browser");
     await shot(page, "config");
+
+    // svcd.yaml broken by hand meanwhile: svc.yaml is saved but the reload is rejected. Said so, not "Not saved".
+    const daemonYaml = readFileSync(join(daemon.dir, "svcd.yaml"), "utf8");
+    writeFileSync(join(daemon.dir, "svcd.yaml"), "executor:\n  kill_grace: soon\n");
+    try {
+      const edited = page.getByRole("textbox", { name: "svc.yaml" });
+      await edited.fill((await edited.inputValue()).replace("edited in the browser", "saved, not reloaded"));
+      await page.getByRole("button", { name: "Save and reload" }).click();
+      await page.getByText(/^Saved, but not reloaded: the daemon keeps its previous config\./).waitFor();
+      expect(readFileSync(join(daemon.dir, "svc.yaml"), "utf8")).toContain("saved, not reloaded");
+      expect(await page.getByText("Not saved: the config is invalid (422)").count()).toBe(0);
+      await expect.poll(() => page.locator(".editor-bar").innerText()).toContain("saved");
+      expect(await page.locator(".editor-bar").innerText()).not.toContain("unsaved changes");
+    } finally {
+      writeFileSync(join(daemon.dir, "svcd.yaml"), daemonYaml);
+      await call(daemon, "POST", "api/daemon/reload");
+    }
   });
 
   it("a run page offers Retry only on the job's newest run (the one retry acts on)", async () => {

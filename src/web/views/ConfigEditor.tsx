@@ -36,10 +36,11 @@ function useValidation(text: string): Check {
   return check;
 }
 
-function byLine(issues: { issue: ConfigIssue; kind: "error" | "warning" }[]) {
+/** Issues by line of the file being edited (`file`): another file's (svcd.yaml's, at a reload) have their own lines. */
+function byLine(issues: { issue: ConfigIssue; kind: "error" | "warning" }[], file: string) {
   const m = new Map<number, { issue: ConfigIssue; kind: "error" | "warning" }[]>();
   for (const x of issues) {
-    if (!x.issue.line) continue;
+    if (!x.issue.line || (x.issue.file && x.issue.file !== file)) continue;
     m.set(x.issue.line, [...(m.get(x.issue.line) ?? []), x]);
   }
   return m;
@@ -63,7 +64,7 @@ function Editor({ source, onSaved }: { source: Source; onSaved: () => void }) {
       ...check.result.warnings.map((issue) => ({ issue, kind: "warning" as const })),
     ];
   }, [check, saveErrors]);
-  const marks = useMemo(() => byLine(issues), [issues]);
+  const marks = useMemo(() => byLine(issues, source.path), [issues, source.path]);
   const lineCount = text.split("\n").length;
 
   const goToLine = (line: number) => {
@@ -87,6 +88,14 @@ function Editor({ source, onSaved }: { source: Source; onSaved: () => void }) {
       onSaved();
     } catch (e) {
       const err = toApiError(e);
+      // A 422 after the file was written ("svc.yaml was saved (previous copy: ...), but ..."): the reload was
+      // rejected (svcd.yaml broken, a schedule that cannot be stored). The text is on disk, the daemon keeps its
+      // previous config: the editor takes the saved text, and the reason stays up as a notice.
+      if (err.status === 422 && /^svc\.yaml was saved\b/.test(err.message)) {
+        notify("error", `Saved, but not reloaded: the daemon keeps its previous config. ${err.message}`);
+        onSaved();
+        return;
+      }
       if (err.status === 422 && Array.isArray(err.details)) setSaveErrors(err.details as ConfigIssue[]);
       setSaveError(err);
     } finally {
