@@ -528,6 +528,25 @@ suite("dashboard against a real daemon", () => {
     expect(existsSync(join(daemon.dir, "svc.yaml.bak"))).toBe(true);
     const jobs = await call<{ jobs: { name: string; description: string }[] }>(daemon, "GET", "api/jobs");
     expect(jobs.body.jobs.find((j) => j.name === "extract")?.description).toBe("Pull rows (edited in the browser)");
+    // The effective config beside it follows the save, without a page reload.
+    await expect.poll(() => page.locator(".card", { hasText: "Effective svc.yaml" }).innerText()).toContain("Pull rows (edited in the browser)");
+
+    // Unsaved edits: the browser asks before the tab goes.
+    const other = await context.newPage();
+    await other.goto(`${daemon.url}#/config`);
+    const box = other.getByRole("textbox", { name: "svc.yaml" });
+    await box.waitFor();
+    // Typed (a real user gesture: without one, browsers do not ask).
+    await box.click();
+    await other.keyboard.press("End");
+    await other.keyboard.type(" # an edit not saved");
+    const asked: string[] = [];
+    other.on("dialog", (d) => {
+      asked.push(d.type());
+      void d.accept();
+    });
+    await other.close({ runBeforeUnload: true });
+    await expect.poll(() => asked).toEqual(["beforeunload"]);
     await page.reload();
     await expect.poll(() => page.getByRole("textbox", { name: "svc.yaml" }).inputValue()).toContain("edited in the browser");
     await shot(page, "config");

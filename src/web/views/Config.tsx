@@ -18,7 +18,13 @@ export function ConfigView() {
           errors are marked at their line. Saving validates again (cycles included), writes the file atomically
           (keeping <code>svc.yaml.bak</code>) and reloads the daemon.
         </p>
-        <ConfigEditor />
+        <ConfigEditor
+          onSaved={() => {
+            // The effective config changes with a save (and svcd.yaml's view with a reload).
+            void effective.reload();
+            void daemon.reload();
+          }}
+        />
       </section>
       <div class="grid2">
         <section class="card">

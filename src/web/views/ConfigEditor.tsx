@@ -55,6 +55,13 @@ function Editor({ source, onSaved }: { source: Source; onSaved: () => void }) {
   const gutter = useRef<HTMLDivElement>(null);
   const check = useValidation(text);
   const dirty = text !== source.content;
+  // Edits not saved yet: the browser asks before the tab is closed or reloaded.
+  useEffect(() => {
+    if (!dirty) return;
+    const guard = (e: BeforeUnloadEvent) => e.preventDefault();
+    addEventListener("beforeunload", guard);
+    return () => removeEventListener("beforeunload", guard);
+  }, [dirty]);
 
   const issues = useMemo(() => {
     if (saveErrors) return saveErrors.map((issue) => ({ issue, kind: "error" as const }));
@@ -208,7 +215,7 @@ function ReadOnly({ source, why }: { source: Source; why: ApiError }) {
  * the redacted text would save `***` over every secret. Other roles get that
  * redacted text read-only.
  */
-export function ConfigEditor() {
+export function ConfigEditor({ onSaved: saved }: { onSaved?: () => void } = {}) {
   const source = useApi<Source>("api/config/source?raw=1");
   const forbidden = source.error?.status === 403;
   const redacted = useApi<Source>(forbidden ? "api/config/source" : null);
@@ -237,6 +244,7 @@ export function ConfigEditor() {
           onSaved={() => {
             setVersion((v) => v + 1);
             void source.reload();
+            saved?.();
           }}
         />
       )}
