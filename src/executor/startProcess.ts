@@ -56,7 +56,7 @@ export function startProcess(spec: SpawnSpec, opts: StartOptions): ProcessHandle
     child = spawned ?? spawn(file!, args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   } catch (e: unknown) {
     // Synchronous failures: invalid arguments (a NUL byte in argv, a bad cwd type).
-    return failedHandle(`cannot start ${describe(spec)}: ${toError(e).message}`);
+    return failedHandle(`cannot start ${describe(spec)}: ${withoutValue(toError(e))}`);
   }
   if (child.pid === undefined) {
     // Asynchronous failure (ENOENT, EACCES...): 'error' follows on the next tick.
@@ -154,6 +154,18 @@ function toArgv(spec: SpawnSpec): string[] | string {
  */
 function describe(spec: SpawnSpec): string {
   return typeof spec.command === "string" ? `the job's command (${spec.shell} -c)` : JSON.stringify(spec.command[0]);
+}
+
+/**
+ * child_process's own refusal of a NUL byte quotes the value ("The property 'options.env['TOKEN']' must be a
+ * string without null bytes. Received 'hunter2...'"), which may be a secret: said as posixSpawn.ts says it,
+ * naming the variable only.
+ */
+function withoutValue(e: Error): string {
+  const m = /^The (?:property|argument) '(.+?)' must be a string without null bytes/.exec(e.message);
+  if (m === null) return e.message;
+  const variable = /^options\.env\['(.+)'\]$/.exec(m[1]!)?.[1];
+  return `spawn: strings may not contain null bytes (${variable === undefined ? "an argument of the command" : `the environment variable ${variable}`} has one)`;
 }
 
 function spawnErrorReason(spec: SpawnSpec, e: NodeJS.ErrnoException): string {
