@@ -48,6 +48,9 @@ export interface NextRunInfo {
   slot: ScheduledSlot | null;
 }
 
+/** Missed slots counted one by one for their trace, at most (every:1s missing a day is 86,400). */
+const MAX_MISSED_COUNTED = 10_000;
+
 /**
  * The schedule table: each time-scheduled job's next slot, computed when
  * the job fires or its config changes, never on every tick (a full recompute
@@ -57,9 +60,6 @@ export interface NextRunInfo {
  * (job, scheduled_for)). What a transaction announces (the new runs' events,
  * log lines) waits for its commit: a rolled-back one announces nothing.
  */
-
-/** Missed slots counted one by one for their trace, at most (every:1s missing a day is 86,400). */
-const MAX_MISSED_COUNTED = 10_000;
 export class Scheduler {
   private readonly entries = new Map<string, Entry>();
   /** Each job's last slot whose DST note was logged (see arm). */
