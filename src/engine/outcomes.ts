@@ -6,7 +6,8 @@ import { retryDelayMs } from "./retryDelay.js";
 
 /**
  * The engine's decisions, pure: what follows when an attempt ends, a dispatch
- * fails, a run is found lost at startup, or a waiting run may start (SPEC's
+ * fails, a run is found lost at startup, a waiting run may start, or a run
+ * waiting to retry is stopped for good (SPEC's
  * transition table from RUNNING on, retries, failure policies, concurrency
  * policies and dependency triggering, CONTRACT §3).
  *
