@@ -1,10 +1,20 @@
-import { dismissNotice, noticeStore } from "../lib/notices.js";
+import { dismissNotice, holdNotices, noticeStore } from "../lib/notices.js";
 import { useStore } from "../lib/store.js";
 
 export function Notices() {
   const notices = useStore(noticeStore);
   return (
-    <div class="notices" aria-live="polite">
+    <div
+      class="notices"
+      aria-live="polite"
+      onFocusIn={() => holdNotices(true)}
+      onFocusOut={(e) => {
+        // Still inside (focus moved from the link to Dismiss): held.
+        if (!(e.currentTarget as HTMLElement).contains(e.relatedTarget as Node | null)) holdNotices(false);
+      }}
+      onMouseEnter={() => holdNotices(true)}
+      onMouseLeave={() => holdNotices(document.activeElement !== null && (document.querySelector(".notices")?.contains(document.activeElement) ?? false))}
+    >
       {notices.map((n) => (
         <div key={n.id} class={`notice notice-${n.kind}`} role={n.kind === "error" ? "alert" : "status"}>
           <span>{n.text}</span>
