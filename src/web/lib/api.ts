@@ -67,6 +67,9 @@ export async function request<T>(method: "GET" | "POST", path: string, body?: un
       throw new ApiError(0, "network", `Cannot reach the daemon (${e instanceof Error ? e.message : String(e)})`);
     }
     if (res.status === 401) {
+      // Sent with a token replaced since (a sign-in while it was in flight): try again with the new one,
+      // instead of asking again for the token the user has just given.
+      if (getToken() !== token) continue;
       const err = await errorFrom(res);
       try {
         await waitForToken(token !== null);
