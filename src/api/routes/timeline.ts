@@ -1,4 +1,3 @@
-import { parseInstant } from "../../shared/instant.js";
 import type { FastifyInstance } from "fastify";
 import type { ProjectConfig } from "../../config/types.js";
 import { TIMELINE_COLUMNS, TIMELINE_MAX_RUNS, type TimelineRun } from "../../store/timeline.js";
@@ -6,7 +5,8 @@ import type { ApiDeps } from "../deps.js";
 import { badRequest } from "../errors.js";
 import type { RunChanges } from "../runChanges.js";
 import { jobNameSchema, runRecordSchema, TAG_PATTERN } from "../schemas.js";
-import { inIsoRange, MIN_INSTANT_MS } from "../../shared/instant.js";
+import { MIN_INSTANT_MS } from "../../shared/instant.js";
+import { instantQuery } from "../query.js";
 
 /**
  * The dashboard's timeline: the runs overlapping a window (`GET
@@ -87,17 +87,6 @@ function selectedJobs(project: ProjectConfig, f: Filters): { names: string[]; on
   // A job no longer in svc.yaml still has history (docs/API.md, Conventions): `job=` never 404s.
   const only = f.job !== undefined ? [f.job] : f.tag !== undefined ? names : undefined;
   return { names, only };
-}
-
-function instantQuery(field: string, value: string): number {
-  // Strict ISO 8601 (a date-time needs its zone; Date.parse read "1" as 2001 and a zoneless time in the daemon's zone).
-  const ms = parseInstant(value) ?? Number.NaN;
-  if (Number.isNaN(ms) || !inIsoRange(ms)) {
-    throw badRequest(`query "${field}" must be an ISO 8601 instant or date between the years 0000 and 9999, got "${value}"`, [
-      { in: "query", field, message: "must be an ISO 8601 instant or date between the years 0000 and 9999" },
-    ]);
-  }
-  return ms;
 }
 
 export function timelineRoutes(app: FastifyInstance, deps: ApiDeps, changes: RunChanges): void {

@@ -1,11 +1,10 @@
-import { parseInstant } from "../../shared/instant.js";
 import type { FastifyInstance } from "fastify";
 import { scheduleLabel } from "../../config/index.js";
 import { slotsBetween } from "../../schedule/nextRun.js";
 import type { ApiDeps } from "../deps.js";
-import { badRequest } from "../errors.js";
 import { jobNameSchema, TAG_PATTERN } from "../schemas.js";
-import { inIsoRange, MAX_INSTANT_MS } from "../../shared/instant.js";
+import { MAX_INSTANT_MS } from "../../shared/instant.js";
+import { instantQuery } from "../query.js";
 
 /**
  * `GET /api/upcoming`: the next slots of every scheduled job over the next
@@ -98,16 +97,7 @@ export function upcomingRoutes(app: FastifyInstance, deps: ApiDeps): void {
     },
     async (request) => {
       const { days, job: only, tag, q, limit, per_job: perJob } = request.query;
-      let from = Date.now();
-      if (request.query.from !== undefined) {
-        // Strict ISO 8601 (a date-time needs its zone; Date.parse read "1" as 2001 and a zoneless time in the daemon's zone).
-        from = parseInstant(request.query.from) ?? Number.NaN;
-        if (Number.isNaN(from) || !inIsoRange(from)) {
-          throw badRequest(`query "from" must be an ISO 8601 instant or date between the years 0000 and 9999, got "${request.query.from}"`, [
-            { in: "query", field: "from", message: "must be an ISO 8601 instant or date between the years 0000 and 9999" },
-          ]);
-        }
-      }
+      const from = request.query.from === undefined ? Date.now() : instantQuery("from", request.query.from);
       const to = Math.min(from + days * DAY_MS, MAX_INSTANT_MS);
       const paused = new Set(deps.store.jobState.pausedJobs());
       const match = q?.toLowerCase() ?? "";
