@@ -395,8 +395,9 @@ suite("dashboard against a real daemon", () => {
     await node.waitFor();
     expect(await page.locator("svg.graph a.node").count()).toBe(7);
     expect(await page.locator("svg.graph path.edge").count()).toBe(2);
-    expect(await node.getAttribute("class")).toContain("tone-ok");
-    expect(await page.locator("svg.graph a.node", { hasText: "flaky" }).getAttribute("class")).toContain("tone-bad");
+    // The DAG is drawn first, the job states colour it when they arrive.
+    await expect.poll(() => node.getAttribute("class")).toContain("tone-ok");
+    await expect.poll(() => page.locator("svg.graph a.node", { hasText: "flaky" }).getAttribute("class")).toContain("tone-bad");
     await shot(page, "graph");
     await node.click();
     await page.waitForURL(/#\/jobs\/extract$/);
