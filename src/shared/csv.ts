@@ -2,6 +2,12 @@
  * RFC 4180 CSV, shared by `svc audit --export csv` and the dashboard's audit
  * export: records end in CRLF; a field holding a comma, a double quote, CR or
  * LF is enclosed in double quotes with quotes doubled; null is an empty field.
+ *
+ * A text value that starts with `=`, `+`, `-`, `@`, TAB or CR gets a leading
+ * `'` (OWASP's "CSV injection" advice): a spreadsheet would otherwise run it
+ * as a formula, and a run's `reason`, `triggered_by` or `error` is text
+ * that anyone who can trigger a run chooses. Numbers are written as they are
+ * (an exit code of -1 stays `-1`).
  */
 
 /**
@@ -32,9 +38,12 @@ export const AUDIT_CSV_COLUMNS = [
   "backfill_id",
 ] as const;
 
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return "";
-  const s = typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value);
+  const text = typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value);
+  const s = typeof value === "string" && FORMULA_START.test(text) ? `'${text}` : text;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

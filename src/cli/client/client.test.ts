@@ -16,6 +16,17 @@ describe("csv (RFC 4180)", () => {
     expect(csvField(0)).toBe("0");
   });
 
+  it("defuses text a spreadsheet would run as a formula with a leading ', and leaves numbers alone", () => {
+    expect(csvField("=HYPERLINK(\"http://x\")")).toBe('"\'=HYPERLINK(""http://x"")"');
+    expect(csvField("+1")).toBe("'+1");
+    expect(csvField("-cmd")).toBe("'-cmd");
+    expect(csvField("@SUM(A1)")).toBe("'@SUM(A1)");
+    expect(csvField("\tx")).toBe("'\tx");
+    expect(csvField("\rx")).toBe('"\'\rx"');
+    expect(csvField(-1)).toBe("-1");
+    expect(csvField("a=b")).toBe("a=b");
+  });
+
   it("round-trips audit rows through the parser, CRLF-terminated, with CONTRACT's header", () => {
     const run = {
       id: 7, job_name: "extract", status: "FAILED", trigger: "manual", triggered_by: "cli", reason: 'x, "y"\r\nz', attempt: 2,
