@@ -1,6 +1,8 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Logger } from "../shared/logger.js";
 import { SvcError } from "../shared/svcError.js";
+import { takeFileLock } from "../store/fileLock.js";
 
 /** The daemon-already-running error (CONTRACT §1); its message is what `svc start` prints. */
 export class LockHeldError extends SvcError {
@@ -19,59 +21,65 @@ export interface PidLock {
 }
 
 /**
- * Takes `<data>/svcd.pid` by exclusive create (SPEC rule 9). A lock whose pid
- * is alive refuses; a stale one (dead pid, garbage) is taken over with a
- * warning. Creation is atomic (O_EXCL), so two daemons racing for a stale
- * lock cannot both win: the loser sees EEXIST on its retry.
+ * Takes the daemon lock of a data directory (SPEC rule 9): `<data>/svcd.lock`,
+ * held, and `<data>/svcd.pid`, which says by whom. A running daemon refuses
+ * (LockHeldError, with the pid its pid file names); a pid file left by a
+ * daemon that died is replaced with a warning.
+ *
+ * The lock is the kernel's (an fcntl lock on `svcd.lock`, taken through
+ * SQLite's exclusive locking mode): it is held until the process closes it or
+ * dies, so there is no stale lock to judge and take over. A pid file alone
+ * cannot be that: two daemons starting at once each read the other's file as
+ * half-written or stale, took it over, and both ran (seen with six started at
+ * once). `svcd.lock` is never deleted (a racer holding the old file open would
+ * lock a file nobody else sees); the pid file is written under another name and
+ * renamed into place, so it is never seen half-written.
  */
 export function acquirePidLock(path: string, log: Logger, pid = process.pid): PidLock {
-  for (let tries = 0; tries < 3; tries++) {
-    try {
-      const fd = openSync(path, "wx", 0o600);
-      try {
-        writeSync(fd, `${pid}\n`);
-      } finally {
-        closeSync(fd);
-      }
-      return {
-        path,
-        release() {
-          try {
-            if (readFileSync(path, "utf8").trim() === String(pid)) unlinkSync(path);
-          } catch {
-            // already gone: nothing to release
-          }
-        },
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
-    const holder = readHolder(path);
-    if (holder !== null && holder !== pid && isAlive(holder)) throw new LockHeldError(holder, path);
-    log.warn({ path, stale_pid: holder }, "taking over a stale daemon lock (its process is gone)");
-    try {
-      unlinkSync(path);
-    } catch {
-      // someone else removed it first: retry the exclusive create
-    }
+  const held = takeFileLock(join(dirname(path), "svcd.lock"));
+  if (held === null) throw new LockHeldError(waitForHolder(path), path);
+  try {
+    const before = readHolder(path);
+    if (before !== "gone") log.warn({ path, stale_pid: before }, "taking over a stale daemon lock (its process is gone)");
+    const own = `${path}.${pid}.tmp`;
+    writeFileSync(own, `${pid}\n`, { mode: 0o600 });
+    renameSync(own, path);
+  } catch (e) {
+    held.release();
+    throw e;
   }
-  throw new Error(`could not take the daemon lock ${path}: another daemon is starting at the same time`);
+  return {
+    path,
+    release() {
+      try {
+        if (readFileSync(path, "utf8").trim() === String(pid)) unlinkSync(path);
+      } catch {
+        // already gone: nothing to release
+      }
+      held.release();
+    },
+  };
 }
 
-function readHolder(path: string): number | null {
+/** The holder's pid: it writes its pid file right after taking the lock, so a racer may read it a moment late. */
+function waitForHolder(path: string): number {
+  const until = Date.now() + 2_000;
+  for (;;) {
+    const holder = readHolder(path);
+    if (typeof holder === "number" || Date.now() >= until) return typeof holder === "number" ? holder : 0;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  }
+}
+
+/** The pid in a lock file; null for garbage; "gone" when there is no file (a racer moved it). */
+function readHolder(path: string): number | null | "gone" {
+  let text: string;
   try {
-    const n = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
-    return Number.isInteger(n) && n > 0 ? n : null;
-  } catch {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return "gone";
     return null;
   }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
+  const n = Number.parseInt(text.trim(), 10);
+  return Number.isInteger(n) && n > 0 ? n : null;
 }
