@@ -53,6 +53,8 @@ export interface BackfillPlan {
   slots: PlannedSlot[];
   /** How many runs it makes (slots with will_run). */
   runs: number;
+  /** Slots of [from, to) after now, left to the scheduler (counted up to MAX_BACKFILL_SLOTS). */
+  after_now: number;
   params: Record<string, ParamValue>;
 }
 
@@ -78,7 +80,20 @@ export function planBackfill(ctx: EngineContext, job: JobConfig, req: BackfillRe
   if (!params.ok) issues.push(...params.errors);
   if (issues.length > 0) throw validationFailed(job.name, issues);
 
-  const range = slotsBetween(job.schedule, from!, to!, MAX_BACKFILL_SLOTS);
+  // Slots after now are the scheduler's: a backfill run made of one would claim it, and the job would
+  // not run at that slot's time. They are left out and counted (docs/CLI.md, "svc backfill").
+  const now = ctx.clock.now();
+  const end = Math.min(to!, now + 1);
+  const later = to! > end ? slotsBetween(job.schedule, Math.max(from!, end), to!, MAX_BACKFILL_SLOTS) : { slots: [], truncated: false };
+  if (from! >= end && later.slots.length > 0) {
+    throw validationFailed(job.name, [
+      {
+        path: "from",
+        message: `every slot of the range is still ahead (the first: ${later.slots[0]!.utc}), and the scheduler runs those at their time: a backfill runs past slots`,
+      },
+    ]);
+  }
+  const range = from! < end ? slotsBetween(job.schedule, from!, end, MAX_BACKFILL_SLOTS) : { slots: [], truncated: false };
   if (range.truncated) {
     throw validationFailed(job.name, [
       {
@@ -100,6 +115,7 @@ export function planBackfill(ctx: EngineContext, job: JobConfig, req: BackfillRe
     to: new Date(to!).toISOString(),
     slots,
     runs: slots.filter((s) => s.will_run).length,
+    after_now: later.slots.length,
     params: params.ok ? params.values : {},
   };
 }

@@ -39,8 +39,8 @@ async function logOf(id: number): Promise<string[]> {
 
 describe("svc backfill", () => {
   it("a DST week in New York: the slots svc next lists, oldest first, one at a time, each with its SVC_SCHEDULED_AT", async () => {
-    const from = "2027-03-10T00:00:00Z";
-    const to = "2027-03-17T00:00:00Z";
+    const from = "2025-03-05T00:00:00Z";
+    const to = "2025-03-12T00:00:00Z";
     const next = await p.svc(["next", "nightly", "--from", from, "--count", "20", "--json"]);
     const expected = (JSON.parse(next.stdout) as { runs: { utc: string; note: string | null }[] }).runs.filter((r) => Date.parse(r.utc) < Date.parse(to));
     expect(expected).toHaveLength(7);
@@ -50,7 +50,7 @@ describe("svc backfill", () => {
     expect(dry.code, dry.stderr).toBe(0);
     const lines = dry.stdout.trim().split("\n");
     expect(lines.slice(0, 7).map((l) => l.split(/\s+/)[0])).toEqual(expected.map((r) => r.utc));
-    expect(lines.find((l) => l.startsWith("2027-03-14T07:00:00.000Z"))).toMatch(/2027-03-14T03:00:00-04:00 EDT\s+\(.*does not exist.*\)\s+run$/);
+    expect(lines.find((l) => l.startsWith("2025-03-09T07:00:00.000Z"))).toMatch(/2025-03-09T03:00:00-04:00 EDT\s+\(.*does not exist.*\)\s+run$/);
     expect(lines[7]).toBe("7 slots of nightly (America/New_York); 7 would run");
 
     const r = await p.svc(["backfill", "nightly", "--from", from, "--to", to, "--wait"]);
@@ -76,7 +76,7 @@ describe("svc backfill", () => {
   });
 
   it("extract -> transform over 5 days: 5 cycles, each transform sees its own extract's output", async () => {
-    const r = await p.svc(["backfill", "extract", "--from", "2027-01-01", "--to", "2027-01-06", "--wait", "--json"]);
+    const r = await p.svc(["backfill", "extract", "--from", "2025-01-01", "--to", "2025-01-06", "--wait", "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const b = JSON.parse(r.stdout) as { id: number; total: number; by_status: Record<string, number> };
     expect(b.total).toBe(5);
@@ -95,7 +95,7 @@ describe("svc backfill", () => {
   });
 
   it("SIGKILL of the daemon mid-backfill, restart: every slot ends with exactly one run, none twice", async () => {
-    const r = await p.svc(["backfill", "slow", "--from", "2027-02-01T00:00:00Z", "--to", "2027-02-01T10:00:00Z", "--json"]);
+    const r = await p.svc(["backfill", "slow", "--from", "2025-02-01T00:00:00Z", "--to", "2025-02-01T10:00:00Z", "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const id = (JSON.parse(r.stdout) as { backfill_id: number }).backfill_id;
     await until("3 runs done and one running", async () => {
@@ -126,17 +126,17 @@ describe("svc backfill", () => {
     expect(done.by_status.SUCCESS).toBe(10);
     const runs = await runsOf(id);
     expect(runs).toHaveLength(10);
-    expect(runs.map((x) => x.scheduled_at)).toEqual(Array.from({ length: 10 }, (_, i) => `2027-02-01T${String(i).padStart(2, "0")}:00:00.000Z`));
+    expect(runs.map((x) => x.scheduled_at)).toEqual(Array.from({ length: 10 }, (_, i) => `2025-02-01T${String(i).padStart(2, "0")}:00:00.000Z`));
     // the run that was RUNNING at the kill was lost and retried on its own row
     expect(runs.some((x) => x.attempt === 2)).toBe(true);
   });
 
   it("svc backfills lists them; show and cancel; usage errors exit 2", async () => {
-    const started = await p.svc(["backfill", "slow", "--from", "2027-03-01T00:00:00Z", "--to", "2027-03-01T12:00:00Z", "--json"]);
+    const started = await p.svc(["backfill", "slow", "--from", "2025-03-01T00:00:00Z", "--to", "2025-03-01T12:00:00Z", "--json"]);
     const id = (JSON.parse(started.stdout) as { backfill_id: number }).backfill_id;
     const list = await p.svc(["backfills", "--json"]);
     expect((JSON.parse(list.stdout) as { backfills: { id: number }[] }).backfills[0]!.id).toBe(id);
-    expect((await p.svc(["backfills"])).stdout).toMatch(new RegExp(`^${id}\\s+slow\\s+2027-03-01T00:00:00.000Z`, "m"));
+    expect((await p.svc(["backfills"])).stdout).toMatch(new RegExp(`^${id}\\s+slow\\s+2025-03-01T00:00:00.000Z`, "m"));
     const cancel = await p.svc(["backfills", "cancel", String(id)]);
     expect(cancel.code, cancel.stderr).toBe(0);
     expect(cancel.stdout).toMatch(new RegExp(`^cancelled backfill ${id} of slow: \\d+ waiting runs? skipped`));
@@ -145,10 +145,25 @@ describe("svc backfill", () => {
     expect((await p.svc(["backfills", "cancel", String(id)])).code).toBe(1);
     const exported = JSON.parse((await p.svc(["export"])).stdout) as { backfills: { id: number; cancelled: boolean }[] };
     expect(exported.backfills.find((b) => b.id === id)).toMatchObject({ cancelled: true });
-    expect((await p.svc(["backfill", "slow", "--from", "soon", "--to", "2027-01-01"])).code).toBe(2);
-    expect((await p.svc(["backfill", "slow", "--from", "2027-01-01"])).code).toBe(2);
-    const bad = await p.svc(["backfill", "slow", "--from", "2026-01-01", "--to", "2027-03-01"]); // 10,152 hourly slots
+    expect((await p.svc(["backfill", "slow", "--from", "soon", "--to", "2025-01-01"])).code).toBe(2);
+    expect((await p.svc(["backfill", "slow", "--from", "2025-01-01"])).code).toBe(2);
+    const bad = await p.svc(["backfill", "slow", "--from", "2024-01-01", "--to", "2025-03-01"]); // 10,200 hourly slots
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^svc: job slow: to the range holds more than 10,000 slots of job slow/);
+  });
+
+  it("a range reaching past now: the dry run lists the past slots and says the later ones are the scheduler's; all ahead is exit 1 naming --from", async () => {
+    const day = 86_400_000;
+    const today = Math.floor(Date.now() / day) * day;
+    const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const r = await p.svc(["backfill", "nightly", "--from", iso(today - 3 * day), "--to", iso(today + 4 * day), "--dry-run"]);
+    expect(r.code, r.stderr).toBe(0);
+    const slots = r.stdout.split("\n").filter((l) => /^\d{4}-/.test(l)).map((l) => Date.parse(l.slice(0, 24)));
+    expect(slots.length).toBeGreaterThanOrEqual(2);
+    expect(slots.every((t) => t <= Date.now())).toBe(true);
+    expect(r.stdout).toMatch(/would run; [1-9]\d* later slots? of the range (is|are) still ahead and left to the scheduler\n$/);
+    const ahead = await p.svc(["backfill", "nightly", "--from", iso(today + 2 * day), "--to", iso(today + 4 * day)]);
+    expect(ahead.code).toBe(1);
+    expect(ahead.stderr).toMatch(/from every slot of the range is still ahead \(the first: \d{4}-.*\), and the scheduler runs those at their time/);
   });
 });

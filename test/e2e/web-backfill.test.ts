@@ -58,14 +58,14 @@ suite("backfills in the dashboard", () => {
     await p.goto(`${rig.d.base}/#/jobs/nightly`);
     await p.getByRole("button", { name: /^backfill…$/i }).click();
     const dialog = p.getByRole("dialog", { name: /backfill nightly/i });
-    await dialog.getByLabel("From (included)").fill("2027-03-12");
-    await dialog.getByLabel("To (excluded)").fill("2027-03-16");
+    await dialog.getByLabel("From (included)").fill("2025-03-07");
+    await dialog.getByLabel("To (excluded)").fill("2025-03-11");
     await dialog.getByRole("button", { name: /preview slots/i }).click();
     const rows = dialog.locator("[data-preview] tr[data-slot]");
     await poll(() => rows.count()).toBe(4);
     const plan = await rig.d.api<{ slots: { utc: string; note: string | null }[] }>("POST", "/api/jobs/nightly/backfill", {
-      from: "2027-03-12",
-      to: "2027-03-16",
+      from: "2025-03-07",
+      to: "2025-03-11",
       dry_run: true,
     });
     expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-slot")))).toEqual(plan.body.slots.map((s) => s.utc));
@@ -73,6 +73,17 @@ suite("backfills in the dashboard", () => {
     expect(gap.note).toMatch(/DST gap/);
     expect(await dialog.locator(`tr[data-slot="${gap.utc}"]`).textContent()).toContain(gap.note);
     await shot(p, rig.shots, "backfill-dialog");
+    expect(await dialog.locator("[data-preview-after-now]").count()).toBe(0);
+    // A range reaching past now: the past slots, and a note that the later ones are the scheduler's.
+    const day = 86_400_000;
+    const today = Math.floor(Date.now() / day) * day;
+    await dialog.getByLabel("From (included)").fill(new Date(today - 3 * day).toISOString().slice(0, 10));
+    await dialog.getByLabel("To (excluded)").fill(new Date(today + 4 * day).toISOString().slice(0, 10));
+    await dialog.getByRole("button", { name: /preview slots/i }).click();
+    await poll(() => dialog.locator("[data-preview-after-now]").textContent()).toMatch(/[1-9]\d* later slots? (is|are) still ahead: the scheduler runs (it|them) at (its|their) time\./);
+    const times = await rows.evaluateAll((trs) => trs.map((tr) => Date.parse(tr.getAttribute("data-slot")!)));
+    expect(times.length).toBeGreaterThan(0);
+    expect(times.every((t) => t <= Date.now())).toBe(true);
     // A dry run creates nothing.
     expect((await rig.d.api<{ total: number }>("GET", "/api/backfills")).body.total).toBe(0);
     await p.context().close();
@@ -208,7 +219,7 @@ suite("accessibility of the backfill page, the backfill dialog and the run dialo
 
   for (const scheme of ["light", "dark"] as const) {
     it(`has no serious or critical axe violation in ${scheme} mode`, async () => {
-      const started = await rig.d.api<{ backfill_id: number }>("POST", "/api/jobs/nightly/backfill", { from: "2027-03-12", to: "2027-03-16", rerun: true });
+      const started = await rig.d.api<{ backfill_id: number }>("POST", "/api/jobs/nightly/backfill", { from: "2025-03-07", to: "2025-03-11", rerun: true });
       const context = await rig.browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: scheme });
       context.setDefaultTimeout(15_000);
       const page = await context.newPage();
@@ -222,10 +233,10 @@ suite("accessibility of the backfill page, the backfill dialog and the run dialo
       await page.getByRole("button", { name: /^backfill…$/i }).click();
       const dialog = page.getByRole("dialog", { name: /backfill nightly/i });
       await dialog.getByLabel("From (included)").fill("yesterday");
-      await dialog.getByLabel("To (excluded)").fill("2027-03-16");
+      await dialog.getByLabel("To (excluded)").fill("2025-03-11");
       await dialog.getByRole("button", { name: /preview slots/i }).click();
       await dialog.locator("#bf-from-error").waitFor();
-      await dialog.getByLabel("From (included)").fill("2027-03-12");
+      await dialog.getByLabel("From (included)").fill("2025-03-07");
       await dialog.getByRole("button", { name: /preview slots/i }).click();
       await dialog.locator("[data-preview] tr[data-slot]").first().waitFor();
       found.backfillDialog = await axeViolations(page, "dialog[open]");

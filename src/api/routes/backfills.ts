@@ -97,6 +97,7 @@ export function backfillRoutes(app: FastifyInstance, deps: ApiDeps): void {
               to: str,
               slots: { type: "array", items: plannedSlotSchema },
               runs: { type: "integer", description: "how many runs it would create" },
+              after_now: { type: "integer", description: "slots of [from, to) after now: left to the scheduler, not in slots (counted up to 10,000)" },
             },
           },
           202: {
@@ -108,6 +109,7 @@ export function backfillRoutes(app: FastifyInstance, deps: ApiDeps): void {
               runs: { type: "integer", description: "runs created" },
               existing: { type: "integer", description: "slots left alone: they have a run (without rerun)" },
               excluded: { type: "integer", description: "slots exclude removes (without ignore_exclude)" },
+              after_now: { type: "integer", description: "slots of [from, to) after now: left to the scheduler (counted up to 10,000)" },
               backfill: backfillSchema,
             },
           },
@@ -133,7 +135,7 @@ export function backfillRoutes(app: FastifyInstance, deps: ApiDeps): void {
       }
       const existing = plan.slots.filter((s) => !s.will_run && s.existing_run !== null && !(s.excluded !== null && !b.ignore_exclude)).length;
       const excluded = b.ignore_exclude ? 0 : plan.slots.filter((s) => s.excluded !== null).length;
-      return reply.code(202).send({ backfill_id: backfill.id, slots: plan.slots.length, runs: plan.runs, existing, excluded, backfill });
+      return reply.code(202).send({ backfill_id: backfill.id, slots: plan.slots.length, runs: plan.runs, existing, excluded, after_now: plan.after_now, backfill });
     },
   );
 

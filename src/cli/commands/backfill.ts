@@ -36,7 +36,7 @@ interface Backfill {
 }
 
 /** A dry run's answer: the engine's plan without its params. */
-type PlanShown = Pick<BackfillPlan, "job" | "timezone" | "slots" | "runs">;
+type PlanShown = Pick<BackfillPlan, "job" | "timezone" | "slots" | "runs"> & { after_now?: number };
 
 interface BackfillOpts extends ParamOpts {
   from?: string;
@@ -139,7 +139,7 @@ async function backfill(ctx: CliContext, cmd: Command, job: string, opts: Backfi
     if (opts.json) return printJson(ctx.output, res);
     return printPlan(ctx, res as unknown as PlanShown);
   }
-  const started = res as unknown as { backfill_id: number; slots: number; runs: number; existing: number; excluded: number; backfill: Backfill };
+  const started = res as unknown as { backfill_id: number; slots: number; runs: number; existing: number; excluded: number; after_now?: number; backfill: Backfill };
   if (!opts.wait) {
     if (opts.json) return printJson(ctx.output, started);
     return printLine(ctx.output, startedLine(job, started));
@@ -148,9 +148,15 @@ async function backfill(ctx: CliContext, cmd: Command, job: string, opts: Backfi
   await follow(ctx, client, started.backfill, opts.json === true);
 }
 
-function startedLine(job: string, s: { backfill_id: number; slots: number; runs: number; existing: number; excluded: number }): string {
+function startedLine(job: string, s: { backfill_id: number; slots: number; runs: number; existing: number; excluded: number; after_now?: number }): string {
   const left = [s.existing ? `${s.existing} left alone (they have runs; --rerun runs them again)` : "", s.excluded ? `${s.excluded} excluded` : ""].filter((x) => x);
-  return `backfill ${s.backfill_id} of ${job}: ${s.runs} run${s.runs === 1 ? "" : "s"} for ${s.slots} slot${s.slots === 1 ? "" : "s"}${left.length ? ` (${left.join(", ")})` : ""}`;
+  return `backfill ${s.backfill_id} of ${job}: ${s.runs} run${s.runs === 1 ? "" : "s"} for ${s.slots} slot${s.slots === 1 ? "" : "s"}${left.length ? ` (${left.join(", ")})` : ""}${afterNow(s.after_now)}`;
+}
+
+/** The note on slots of the range still ahead, which the backfill left to the scheduler. */
+function afterNow(n: number | undefined): string {
+  if (!n) return "";
+  return `; ${n >= 10_000 ? "10,000 or more" : n} later slot${n === 1 ? "" : "s"} of the range ${n === 1 ? "is" : "are"} still ahead and left to the scheduler`;
 }
 
 /** The dry run: one line per slot, as svc next prints them, with what the backfill does. */
@@ -165,7 +171,7 @@ function printPlan(ctx: CliContext, plan: PlanShown): void {
         : `excluded: ${s.excluded}`;
     printLine(ctx.output, `${s.utc}  ${s.local}${s.note === null ? "" : `  (${s.note})`}  ${what}`);
   }
-  printLine(ctx.output, `${plan.slots.length} slot${plan.slots.length === 1 ? "" : "s"} of ${plan.job} (${plan.timezone}); ${plan.runs} would run`);
+  printLine(ctx.output, `${plan.slots.length} slot${plan.slots.length === 1 ? "" : "s"} of ${plan.job} (${plan.timezone}); ${plan.runs} would run${afterNow(plan.after_now)}`);
 }
 
 function finished(b: Backfill): number {

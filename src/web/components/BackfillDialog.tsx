@@ -29,6 +29,8 @@ interface DryRun {
   to: string;
   slots: PlannedSlot[];
   runs: number;
+  /** Slots of the range still ahead, left to the scheduler (not in slots). */
+  after_now?: number;
 }
 
 interface Started {
@@ -210,6 +212,13 @@ function Preview({ plan }: { plan: DryRun }) {
       <p>
         <strong data-preview-runs>{plan.runs}</strong> run{plan.runs === 1 ? "" : "s"} to create of {plan.slots.length} slot
         {plan.slots.length === 1 ? "" : "s"} ({plan.timezone}).
+        {plan.after_now ? (
+          <span data-preview-after-now>
+            {" "}
+            {plan.after_now >= 10_000 ? "10,000 or more" : plan.after_now} later slot{plan.after_now === 1 ? " is" : "s are"} still ahead: the scheduler runs
+            {plan.after_now === 1 ? " it" : " them"} at {plan.after_now === 1 ? "its" : "their"} time.
+          </span>
+        ) : null}
       </p>
       {shown.length > 0 && (
         <table>
