@@ -1,3 +1,4 @@
+import { memo } from "preact/compat";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { followLogs, type LogStreamHandlers } from "../lib/logStream.js";
 import type { LogLineMsg, LogStream, RunStatus } from "../lib/types.js";
@@ -6,6 +7,53 @@ import { Badge, StreamLabel } from "../components/StatusBadge.js";
 /** Lines kept in the page; older ones stay in the database (Database › run_logs). */
 const MAX_LINES = 20_000;
 const STREAMS: LogStream[] = ["stdout", "stderr", "healthcheck"];
+/**
+ * Lines are drawn in blocks of this many, by their place in the run's log
+ * (not in what is shown). A batch of new lines renders the last block or a
+ * new one: the blocks before it keep their lines and are not diffed again
+ * (20,000 lines meant 20,000 rows compared for every batch), and the browser
+ * skips the layout and paint of blocks off screen (`content-visibility:
+ * auto` in styles.css).
+ */
+const BLOCK = 256;
+
+interface Block {
+  key: number;
+  lines: LogLineMsg[];
+}
+
+/** The shown lines in blocks of BLOCK by their place in the log (`first` is the place of lines[0]). */
+function blocksOf(lines: LogLineMsg[], first: number, shown: Record<LogStream, boolean>): Block[] {
+  const blocks: Block[] = [];
+  for (let i = 0; i < lines.length; ) {
+    const key = Math.floor((first + i) / BLOCK);
+    const end = Math.min(lines.length, (key + 1) * BLOCK - first);
+    const part = lines.slice(i, end).filter((l) => shown[l.stream] !== false);
+    if (part.length > 0) blocks.push({ key, lines: part });
+    i = end;
+  }
+  return blocks;
+}
+
+/** One block; drawn again only when its lines change (a new line at its end, an old one dropped, a toggle). */
+const LogBlock = memo(
+  function LogBlock({ lines }: { lines: LogLineMsg[] }) {
+    return (
+      <div class="ln-block">
+        {lines.map((l) => (
+          <div key={l.seq} class={`ln ln-${l.stream}`}>
+            <span class="ln-seq" aria-hidden="true">
+              {l.seq}
+            </span>
+            <StreamLabel stream={l.stream} />
+            <span class="ln-text">{l.line}</span>
+          </div>
+        ))}
+      </div>
+    );
+  },
+  (a, b) => a.lines.length === b.lines.length && a.lines[0] === b.lines[0] && a.lines[a.lines.length - 1] === b.lines[b.lines.length - 1],
+);
 
 type ConnState = Parameters<LogStreamHandlers["onState"]>[0];
 
@@ -69,7 +117,7 @@ export function LogView({ runId, onEnd }: { runId: number; onEnd: (status: RunSt
     if (atBottom !== follow) setFollow(atBottom);
   };
 
-  const visible = lines.filter((l) => shown[l.stream] !== false);
+  const blocks = blocksOf(lines, dropped, shown);
   return (
     <div class="logs">
       <div class="logs-bar">
@@ -111,18 +159,10 @@ export function LogView({ runId, onEnd }: { runId: number; onEnd: (status: RunSt
         aria-label={`Log of run ${runId}`}
         aria-live="off"
       >
-        {visible.length === 0 ? (
+        {blocks.length === 0 ? (
           <p class="muted log-empty">{conn === "ended" ? "This run wrote no output." : "Waiting for output…"}</p>
         ) : (
-          visible.map((l) => (
-            <div key={l.seq} class={`ln ln-${l.stream}`}>
-              <span class="ln-seq" aria-hidden="true">
-                {l.seq}
-              </span>
-              <StreamLabel stream={l.stream} />
-              <span class="ln-text">{l.line}</span>
-            </div>
-          ))
+          blocks.map((b) => <LogBlock key={b.key} lines={b.lines} />)
         )}
       </div>
     </div>
