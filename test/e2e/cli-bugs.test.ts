@@ -186,6 +186,17 @@ describe("bug 6", () => {
     expect(table).toContain("exit code 3");
   });
 
+  it("audit --job with a name neither in svc.yaml nor in the history: exit 1 naming it (table, --json, --export); a known job: exit 0", async () => {
+    for (const extra of [[], ["--json"], ["--export", "csv"]]) {
+      const r = await p.svc(["audit", "--job", "nevr-ran", ...extra]);
+      expect([r.code, r.stderr.trim()]).toEqual([1, 'svc: unknown job "nevr-ran": it is not in svc.yaml and has no runs in the history (svc status lists the jobs)']);
+    }
+    const known = await p.svc(["audit", "--job", "never-ran", "--since", "2999-01-01"]);
+    expect([known.code, known.stdout.trim()]).toEqual([0, "(no runs match)"]);
+    // A job with runs is known by its history even when nothing matches the other filters.
+    expect((await p.svc(["audit", "--job", "failing-load", "--since", "2999-01-01", "--json"])).code).toBe(0);
+  });
+
   it("logs --tag orders the latest runs' lines by time, not by job name", async () => {
     await waitRun(p, json<{ run_id: number }>((await p.svc(["run", "zulu", "--json"])).stdout).run_id);
     await new Promise((res) => setTimeout(res, 20));

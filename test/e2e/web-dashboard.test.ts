@@ -278,6 +278,14 @@ suite("dashboard against a real daemon", () => {
     await page.locator(".chart-box canvas").first().waitFor();
     const rows = page.locator("table:has(caption:text('Last')) tbody tr");
     await expect.poll(() => rows.count()).toBe(20);
+    // The page polls every 5 s: the button keeps its label and stays enabled through a poll.
+    await page.evaluate(`(() => {
+      const seen = (window.__moreLabels = []);
+      const b = document.querySelector("button.more");
+      new MutationObserver(() => seen.push(b.textContent + (b.disabled ? " (disabled)" : ""))).observe(b, { subtree: true, childList: true, characterData: true, attributes: true });
+    })()`);
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(await page.evaluate("window.__moreLabels")).toEqual([]);
     await page.getByRole("button", { name: "Load 20 more" }).click();
     await page.waitForURL(/runs=40/);
     await expect.poll(() => rows.count()).toBe(30);
@@ -541,11 +549,24 @@ suite("dashboard against a real daemon", () => {
     await box.click();
     await other.keyboard.press("End");
     await other.keyboard.type(" # an edit not saved");
+    // ... and the dashboard before it shows another view: declined, the editor and its text stay.
+    const answers = [false, true];
     const asked: string[] = [];
     other.on("dialog", (d) => {
-      asked.push(d.type());
-      void d.accept();
+      asked.push(d.type() === "confirm" ? `confirm: ${d.message()}` : d.type());
+      void (d.type() === "confirm" && answers.shift() === false ? d.dismiss() : d.accept());
     });
+    await other.getByRole("link", { name: "Audit" }).first().click();
+    await expect.poll(() => asked).toEqual(["confirm: svc.yaml has unsaved changes. Leave this page and lose them?"]);
+    expect(new URL(other.url()).hash).toBe("#/config");
+    expect(await box.inputValue()).toContain(" # an edit not saved");
+    // Any change of the address asks (a typed URL, the back button): declined again.
+    asked.length = 0;
+    answers.splice(0, answers.length, false);
+    await other.evaluate("location.hash = '#/audit'");
+    await expect.poll(() => asked).toEqual(["confirm: svc.yaml has unsaved changes. Leave this page and lose them?"]);
+    expect(await box.inputValue()).toContain(" # an edit not saved");
+    asked.length = 0;
     await other.close({ runBeforeUnload: true });
     await expect.poll(() => asked).toEqual(["beforeunload"]);
     await page.reload();

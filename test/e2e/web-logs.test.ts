@@ -54,9 +54,9 @@ suite("the log view with long logs", () => {
     // Blocks of 256 lines by their place in the log: ceil(3,104 / 256) = 13, the last one partly filled.
     const sizes = await page.locator(".log-box .ln-block").evaluateAll((bs) => bs.map((b) => b.children.length));
     expect(sizes).toEqual([...Array(12).fill(256), 3_104 - 12 * 256]);
-    expect(await page.locator(".log-box .ln-block").first().evaluate((b) => getComputedStyle(b).contentVisibility)).toBe("auto");
+    expect(await page.evaluate("getComputedStyle(document.querySelector('.log-box .ln-block')).contentVisibility")).toBe("auto");
     // It followed the stream to the bottom.
-    const gap = () => page.evaluate(() => { const b = document.querySelector(".log-box")!; return b.scrollHeight - b.scrollTop - b.clientHeight; });
+    const gap = () => page.evaluate<number>("(() => { const b = document.querySelector('.log-box'); return b.scrollHeight - b.scrollTop - b.clientHeight; })()");
     expect(await gap()).toBeLessThan(10);
     await page.getByRole("button", { name: "Following ↓" }).waitFor();
 

@@ -6,6 +6,8 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import type { Command } from "commander";
 import { clientFor } from "../client/index.js";
+import { ApiError } from "../client/errors.js";
+import { jobPath } from "../client/jobs.js";
 import { auditCsvHeader, auditCsvRow } from "../client/csv.js";
 import type { DaemonClient, Query } from "../client/http.js";
 import { collectParam } from "../client/params.js";
@@ -13,7 +15,7 @@ import { styleFor } from "../client/present.js";
 import { sinceUntil, WHEN_HELP } from "../client/when.js";
 import type { AuditAnswer, RunRecord } from "../client/types.js";
 import type { CliContext } from "../context.js";
-import { checkOutputFile, printJson, printLine, UsageError } from "../output.js";
+import { checkOutputFile, CliError, printJson, printLine, UsageError } from "../output.js";
 import { runsTable } from "./history.js";
 
 interface AuditOpts {
@@ -93,9 +95,9 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
   if (opts.export !== undefined) {
     const out = path === null ? null : openSync(path, "w", 0o600);
     const write = (text: string) => (out === null ? ctx.output.out(text) : writeSync(out, text));
+    let n = 0;
     try {
       write(auditCsvHeader());
-      let n = 0;
       for await (const run of allRuns(client, filters, offset, limit)) {
         write(auditCsvRow(run));
         n++;
@@ -104,16 +106,34 @@ async function audit(ctx: CliContext, cmd: Command, opts: AuditOpts): Promise<vo
     } finally {
       if (out !== null) closeSync(out);
     }
+    if (n === 0 && opts.job !== undefined) await checkJobKnown(client, opts.job);
     return;
   }
 
   const answer = await client.get<AuditAnswer>("/api/audit", { ...filters, limit: Math.min(limit ?? DEFAULT_LIMIT, PAGE_MAX), offset });
+  if (answer.total === 0 && opts.job !== undefined) await checkJobKnown(client, opts.job);
   if (opts.json) return printJson(ctx.output, answer);
   if (answer.runs.length === 0) return printLine(ctx.output, answer.total === 0 ? "(no runs match)" : `(no runs past offset ${offset}; ${answer.total} match)`);
   const style = styleFor(ctx);
   printLine(ctx.output, runsTable(answer.runs, style, true));
   const shown = `${offset + 1}-${offset + answer.runs.length} of ${answer.total} runs`;
   printLine(ctx.output, style.dim(answer.runs.length < answer.total ? `${shown} (--limit and --offset for more)` : shown));
+}
+
+/**
+ * Nothing matched `--job NAME`: a name that is neither in svc.yaml nor in the
+ * history is a typo, an error (exit 1) instead of "(no runs match)". A job
+ * removed from svc.yaml keeps its history here, so it is known while it has runs.
+ */
+async function checkJobKnown(client: DaemonClient, job: string): Promise<void> {
+  try {
+    await client.get(jobPath(job), { runs: 0, next: 0 });
+    return;
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 404)) throw e;
+  }
+  const any = await client.get<AuditAnswer>("/api/audit", { job, limit: 1 });
+  if (any.total === 0) throw new CliError(`unknown job "${job}": it is not in svc.yaml and has no runs in the history (svc status lists the jobs)`);
 }
 
 /**

@@ -48,10 +48,35 @@ export function navigate(path: string, query: Record<string, QueryValue> = {}, r
   }
 }
 
+/**
+ * What to ask before the route changes, or null: set by a view with work that
+ * leaving would lose (the config editor's unsaved edits). Links, the back
+ * button and navigate() all change the hash, so the app's one hashchange
+ * listener (useRoute) asks; declined, the address goes back to the view.
+ */
+let leaveQuestion: string | null = null;
+
+/** Ask `question` before any change of the route; null stops asking. */
+export function askBeforeLeaving(question: string | null): void {
+  leaveQuestion = question;
+}
+
+/** The app's route (one per page: app.tsx). */
 export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseHash(location.hash));
   useEffect(() => {
-    const onChange = () => setRoute(parseHash(location.hash));
+    let shown = location.hash;
+    const onChange = () => {
+      if (location.hash === shown) return;
+      if (leaveQuestion !== null && !window.confirm(leaveQuestion)) {
+        // Stay: the address shows the view again (the entry the link added now holds it too).
+        history.replaceState(history.state, "", shown || "#/");
+        return;
+      }
+      leaveQuestion = null;
+      shown = location.hash;
+      setRoute(parseHash(shown));
+    };
     window.addEventListener("hashchange", onChange);
     return () => window.removeEventListener("hashchange", onChange);
   }, []);

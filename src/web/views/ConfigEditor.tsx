@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, type ApiError } from "../lib/api.js";
 import { useApi, toApiError } from "../lib/useApi.js";
+import { askBeforeLeaving } from "../lib/router.js";
 import type { ConfigIssue, ValidateResponse } from "../lib/types.js";
 import { notify } from "../lib/notices.js";
 import { plural } from "../lib/format.js";
@@ -55,12 +56,17 @@ function Editor({ source, onSaved }: { source: Source; onSaved: () => void }) {
   const gutter = useRef<HTMLDivElement>(null);
   const check = useValidation(text);
   const dirty = text !== source.content;
-  // Edits not saved yet: the browser asks before the tab is closed or reloaded.
+  // Edits not saved yet: the browser asks before the tab is closed or reloaded, and the dashboard
+  // before it shows another view (a link, the back button).
   useEffect(() => {
     if (!dirty) return;
     const guard = (e: BeforeUnloadEvent) => e.preventDefault();
     addEventListener("beforeunload", guard);
-    return () => removeEventListener("beforeunload", guard);
+    askBeforeLeaving("svc.yaml has unsaved changes. Leave this page and lose them?");
+    return () => {
+      removeEventListener("beforeunload", guard);
+      askBeforeLeaving(null);
+    };
   }, [dirty]);
 
   const issues = useMemo(() => {

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, qs, seg } from "../lib/api.js";
 import { useAction, useApi } from "../lib/useApi.js";
 import { patchQuery, type Route } from "../lib/router.js";
@@ -64,6 +64,12 @@ function Health({ runs }: { runs: RunRecord[] }) {
 export function JobView({ name, route }: { name: string; route: Route }) {
   const runsWanted = Math.min(MAX_RUNS, Math.max(STEP, Number(route.query.get("runs")) || STEP));
   const detail = useApi<JobDetail>(`api/jobs/${seg(name)}${qs({ runs: runsWanted })}`, 5000);
+  // "Load more" was clicked and its answer has not come yet. The page's 5-second polls set
+  // detail.loading too, and must not make the button flicker to "Loading…" and back.
+  const [moreAsked, setMoreAsked] = useState(false);
+  useEffect(() => {
+    if (!detail.loading) setMoreAsked(false);
+  }, [detail.loading]);
   const [runOpen, setRunOpen] = useState(false);
   const [backfillOpen, setBackfillOpen] = useState(false);
   const pause = useAction(async (verb: "pause" | "resume") => {
@@ -143,14 +149,17 @@ export function JobView({ name, route }: { name: string; route: Route }) {
                 ) : (
                   <>
                     <RunsTable runs={runs} cycle caption={`Last ${runs.length} runs of ${name}`} />
-                    {runs.length >= runsWanted && runsWanted < MAX_RUNS && (
+                    {(runs.length >= runsWanted || moreAsked) && runsWanted < MAX_RUNS && (
                       <button
                         type="button"
                         class="more"
-                        disabled={detail.loading}
-                        onClick={() => patchQuery(route, { runs: Math.min(MAX_RUNS, runsWanted + STEP) }, true)}
+                        disabled={moreAsked}
+                        onClick={() => {
+                          setMoreAsked(true);
+                          patchQuery(route, { runs: Math.min(MAX_RUNS, runsWanted + STEP) }, true);
+                        }}
                       >
-                        {detail.loading ? "Loading…" : `Load ${STEP} more`}
+                        {moreAsked ? "Loading…" : `Load ${STEP} more`}
                       </button>
                     )}
                   </>
