@@ -183,6 +183,15 @@ export class Daemon {
       this.log.warn(`reload rejected (${errors.length} error${errors.length === 1 ? "" : "s"}): the previous config stays in effect`);
       return { ok: false, errors };
     }
+    // svcd.yaml's auth, read and checked before anything applies: a token file that cannot be used (a
+    // line in the wrong form, no token left) rejects the whole reload, and the previous tokens stay.
+    const auth = this.auth?.prepare(daemon.value.auth) ?? { ok: true as const, apply() {} };
+    if (!auth.ok) {
+      this.metrics?.reloaded(false);
+      const issue = { file: this.paths.daemonConfig ?? this.paths.config, line: 0, column: 0, path: "auth", message: `${auth.error}; the previous config (auth included) stays in effect` };
+      this.log.error(`reload rejected: ${auth.error}; the previous config stays in effect`);
+      return { ok: false, errors: [issue] };
+    }
     // The new project before the engine's `config:reloaded`: its listeners (metrics dropping a removed
     // job's series, the notifier's integration rows) read it through project().
     const previous = this.project;
@@ -200,27 +209,26 @@ export class Daemon {
     }
     this.metrics?.reloaded(true);
     this.loadedConfig = loaded;
-    this.applyDaemonConfig(daemon.value);
+    this.applyDaemonConfig(daemon.value, auth.apply);
     this.log.info({ jobs: project.value.jobs.size }, "config reloaded");
     return { ok: true, jobs: project.value.jobs.size };
   }
 
   /** svcd.yaml on reload: log level and auth apply at once; the rest needs a restart. */
-  private applyDaemonConfig(next: DaemonConfig): void {
+  private applyDaemonConfig(next: DaemonConfig, applyAuth: () => void): void {
     const restartOnly = (["api", "storage", "scheduler", "executor", "metrics"] as const).filter(
       (k) => JSON.stringify(next[k]) !== JSON.stringify(this.daemonConfig[k]),
     );
     if (restartOnly.length > 0) {
       this.log.warn({ sections: restartOnly }, `svcd.yaml: changes to ${restartOnly.join(", ")} take effect at the next restart`);
     }
-    // Auth swaps whole or not at all: an unusable token file keeps the previous tokens.
-    const authNow = this.auth?.configure(next.auth) ?? { ok: true };
-    if (!authNow.ok) this.log.error(`reload: ${authNow.error}; the previous auth settings stay in effect`);
+    // Auth swaps whole (checked by reload before anything applied).
+    applyAuth();
     const logRestart = ["format", "output", "file", "auditLog"].filter(
       (k) => JSON.stringify(next.log[k as keyof DaemonConfig["log"]]) !== JSON.stringify(this.daemonConfig.log[k as keyof DaemonConfig["log"]]),
     );
     if (logRestart.length > 0) this.log.warn(`svcd.yaml: changes to log (other than log.level) take effect at the next restart`);
-    this.daemonConfig = { ...this.daemonConfig, auth: authNow.ok ? next.auth : this.daemonConfig.auth, log: next.log };
+    this.daemonConfig = { ...this.daemonConfig, auth: next.auth, log: next.log };
     (this.log as unknown as { level: string }).level = next.log.level;
   }
 

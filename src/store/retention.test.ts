@@ -123,6 +123,54 @@ describe("retention", () => {
     for (const r of active) expect(store.logs.forRun(r.id, { limit: 10, offset: 0 }).total).toBe(3);
   });
 
+  it("keeps a completed run while its cycle has a run not over (a downstream to come reads its outputs), then prunes it", () => {
+    fresh();
+    // extract ended long ago; load, in the same cycle, is still RETRYING.
+    const extract = aged("extract", "SUCCESS", 100);
+    const load = runTo(store, "RETRYING", { job_name: "load", cycle_id: extract.cycle_id, trigger: "dependency", created_at: ago(99) });
+    const newer = [3, 2, 1].map((d) => aged("extract", "SUCCESS", d));
+    expect(store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: 1 }, NOW)).toMatchObject({ runsByAge: 0, runsByCap: 2 });
+    expect(remaining()).toEqual(ids([extract, load, newer[2]!]));
+    expect(store.outputs.forRun(extract.id).map((o) => o.value)).toEqual([String(extract.id)]);
+    // The cycle ends: its runs go at the next pass.
+    store.runs.transition(load.id, "RUNNING", { started_at: ago(1) });
+    store.runs.transition(load.id, "SUCCESS", { finished_at: ago(1) });
+    expect(store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: 1 }, NOW)).toMatchObject({ runsByAge: 1, runsByCap: 0 });
+    expect(remaining()).toEqual(ids([load, newer[2]!]));
+  });
+
+  it("keeps the finished runs of a backfill still going (its progress counts them), by age and by cap; once it is over they go", () => {
+    fresh();
+    const slots = ["2026-01-01T00:00:00.000Z", "2026-01-01T01:00:00.000Z", "2026-01-01T02:00:00.000Z"];
+    const { runs } = store.backfills.create(
+      {
+        job_name: "bf",
+        from: slots[0]!,
+        to: "2026-01-01T03:00:00.000Z",
+        reason: null,
+        params: {},
+        secretParams: [],
+        rerun: false,
+        ignore_exclude: false,
+        parallel: 1,
+        total: slots.length,
+        created_by: "t",
+        created_at: ago(100),
+      },
+      slots.map((s, i) => ({ scheduled_at: s, cycle_id: `bf-${i}`, scheduled_for: s })),
+    );
+    for (const r of runs.slice(0, 2)) {
+      store.runs.transition(r.id, "RUNNING", { started_at: ago(100) });
+      store.runs.transition(r.id, "SUCCESS", { finished_at: ago(100) });
+    }
+    const later = [2, 1].map((d) => aged("bf", "SUCCESS", d));
+    expect(store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: 1 }, NOW)).toMatchObject({ runsByAge: 0, runsByCap: 1 });
+    expect(remaining()).toEqual(ids([...runs, later[1]!]));
+    store.runs.transition(runs[2]!.id, "SKIPPED", {});
+    expect(store.vacuum({ maxAgeMs: 30 * DAY, maxRunsPerJob: 1 }, NOW)).toMatchObject({ runsByAge: 3, runsByCap: 0 });
+    expect(remaining()).toEqual(ids([later[1]!]));
+  });
+
   it("does nothing without limits, and rejects nonsense limits", () => {
     fresh();
     aged("a", "SUCCESS", 400);

@@ -13,7 +13,9 @@ const ROW_BATCH = 5_000;
  * created_at for a run that never finished), then, per job, every completed
  * run beyond the max_runs_per_job most recent. Only SUCCESS, FAILED and
  * SKIPPED runs are candidates, so PENDING, RUNNING and RETRYING are never
- * pruned. Logs (with their full-text entries), outputs and alerts go with
+ * pruned; nor is a completed run while its cycle has a run not over (the
+ * downstream still to run reads its outputs, a retry in the cycle too) or
+ * while its backfill has one (its progress counts it). Logs (with their full-text entries), outputs and alerts go with
  * their run; run_tags rows cascade. Alerts go through their foreign key,
  * which sets run_id to NULL: each pass ends by deleting the final alerts
  * without a run, so one still pending (its delivery under way) goes at a
@@ -31,6 +33,7 @@ const ROW_BATCH = 5_000;
 export class Retention {
   private readonly st: Record<
     | "byAge"
+    | "activeBackfills"
     | "jobs"
     | "nthFinished"
     | "byCap"
@@ -55,13 +58,19 @@ export class Retention {
     private readonly db: Db,
     private readonly indexer: FtsIndexer,
   ) {
-    const done = "status IN ('SUCCESS', 'FAILED', 'SKIPPED')";
+    const active = "('PENDING', 'RUNNING', 'RETRYING')";
+    // Completed, and its cycle is over: a run still to come in the cycle (a downstream PENDING or
+    // RETRYING, a retry started in it) reads the cycle's outputs and gates on its runs (cycle_id index).
+    const done = `status IN ('SUCCESS', 'FAILED', 'SKIPPED')
+      AND NOT EXISTS (SELECT 1 FROM job_runs live WHERE live.cycle_id = job_runs.cycle_id AND live.status IN ${active})`;
+    // Not of a backfill still going: its progress (and `svc backfill --wait`'s exit code) counts its runs.
+    const notInActiveBackfill = "(backfill_id IS NULL OR backfill_id NOT IN (SELECT value FROM json_each(?)))";
     const ids = "SELECT value FROM json_each(?)";
     this.st = {
       // created_at <= finished_at, so the created_at index bounds the scan.
       byAge: db
         .prepare(
-          `SELECT id FROM job_runs WHERE created_at < ? AND coalesce(finished_at, created_at) < ? AND ${done}
+          `SELECT id FROM job_runs WHERE created_at < ? AND coalesce(finished_at, created_at) < ? AND ${done} AND ${notInActiveBackfill}
            ORDER BY created_at LIMIT ${RUN_BATCH}`,
         )
         .pluck(),
@@ -74,9 +83,16 @@ export class Retention {
            SELECT name FROM j WHERE name IS NOT NULL`,
         )
         .pluck(),
-      nthFinished: db.prepare(`SELECT id FROM job_runs WHERE job_name = ? AND ${done} ORDER BY id DESC LIMIT 1 OFFSET ?`).pluck(),
+      // Backfills with a run not over (through the status index: the unfinished runs are few, or a
+      // backfill's own). Read before each choice of runs: a backfill's runs are all created with it,
+      // unfinished, so one created later has nothing to choose yet.
+      activeBackfills: db
+        .prepare(`SELECT DISTINCT backfill_id FROM job_runs INDEXED BY job_runs_status WHERE status IN ${active} AND backfill_id IS NOT NULL`)
+        .pluck(),
+      // The N most recent completed runs are kept, whether their cycles are over or not.
+      nthFinished: db.prepare(`SELECT id FROM job_runs WHERE job_name = ? AND status IN ('SUCCESS', 'FAILED', 'SKIPPED') ORDER BY id DESC LIMIT 1 OFFSET ?`).pluck(),
       byCap: db
-        .prepare(`SELECT id FROM job_runs WHERE job_name = ? AND id < ? AND ${done} ORDER BY id LIMIT ${RUN_BATCH}`)
+        .prepare(`SELECT id FROM job_runs WHERE job_name = ? AND id < ? AND ${done} AND ${notInActiveBackfill} ORDER BY id LIMIT ${RUN_BATCH}`)
         .pluck(),
       spans: db.prepare(
         `SELECT run_id, first_seq, last_seq, first_id FROM run_log_spans
@@ -151,7 +167,7 @@ export class Retention {
       if (!(opts.maxAgeMs >= 0)) throw new RangeError(`maxAgeMs must be >= 0, got ${opts.maxAgeMs}`);
       const cutoff = new Date(nowMs - opts.maxAgeMs).toISOString();
       for (;;) {
-        const ids = this.st.byAge.all(cutoff, cutoff) as number[];
+        const ids = this.st.byAge.all(cutoff, cutoff, this.activeBackfills()) as number[];
         if (ids.length === 0) break;
         yield* this.deleteRuns(ids, result, "runsByAge");
       }
@@ -165,7 +181,7 @@ export class Retention {
         const bound = keep === 0 ? Number.MAX_SAFE_INTEGER : (this.st.nthFinished.get(job, keep - 1) as number | undefined);
         if (bound === undefined) continue;
         for (;;) {
-          const ids = this.st.byCap.all(job, bound) as number[];
+          const ids = this.st.byCap.all(job, bound, this.activeBackfills()) as number[];
           if (ids.length === 0) break;
           yield* this.deleteRuns(ids, result, "runsByCap");
         }
@@ -173,6 +189,11 @@ export class Retention {
       }
     }
     if (opts.maxAgeMs !== null || opts.maxRunsPerJob !== null) yield* this.inBatches(this.st.deleteOrphanAlerts, [], result, "alerts");
+  }
+
+  /** The ids of the backfills still going, as the JSON the choice of runs takes. */
+  private activeBackfills(): string {
+    return JSON.stringify(this.st.activeBackfills.all());
   }
 
   /** Runs a DELETE of at most ROW_BATCH rows until it deletes fewer, counting them into `result` before each yield. */

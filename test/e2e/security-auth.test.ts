@@ -29,10 +29,11 @@ const T = {
   auditor: "audi-0f1e2d3c4b5a69788796",
   ghost: "ghost-5a4b3c2d1e0f9e8d7c6b",
   later: "late-77aa88bb99cc00dd11ee",
+  onejob: "onej-0a9b8c7d6e5f4a3b2c1d",
 };
 
 const tokenFile = (lines: string[]) => `# svc tokens: <token> [role]\n\n${lines.join("\n")}\n`;
-const INITIAL = [T.admin, `${T.viewer} viewer`, `${T.operator}   operator`, `${T.auditor} auditor`, `${T.ghost} nosuchrole`];
+const INITIAL = [T.admin, `${T.viewer} viewer`, `${T.operator}   operator`, `${T.auditor} auditor`, `${T.ghost} nosuchrole`, `${T.onejob} onejob`];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -57,6 +58,7 @@ describe("auth.type bearer with a token file", () => {
     token_file: secrets/tokens
   rbac:
     auditor: ["GET /api/audit", "GET /api/status"]
+    onejob: ["GET /api/**", "POST /api/jobs/backfills/**"]
 log:
   level: debug
   format: json
@@ -128,9 +130,16 @@ log:
     for (const [method, path] of [["GET", "/api/status"], READ, TRIGGER] as const) {
       const r = await as(T.ghost, method, path, method === "POST" ? {} : undefined);
       expect(r.status).toBe(403);
-      expect(r.json.error.message).toBe('role "nosuchrole" is not defined in auth.rbac, so it may not use any route (auth.rbac)');
+      // The role is not quoted: a token file line written the wrong way round has a token in its place.
+      expect(r.json.error.message).toBe("this credential's role is not defined in auth.rbac, so it may not use any route (auth.rbac)");
     }
-    expect(d.output()).toContain('has role \\"nosuchrole\\", which auth.rbac does not define');
+    expect(d.output()).toMatch(/token:[0-9a-f]{8} \(\S+secrets\/tokens:7\) has a role that auth.rbac does not define/);
+    expect(d.output()).not.toContain("nosuchrole");
+  });
+
+  it("cancelling a backfill takes POST /api/jobs/** (any job), not the rules of a job called backfills", async () => {
+    expect((await as(T.onejob, "POST", "/api/backfills/999/cancel", {})).status).toBe(403);
+    expect((await as(T.operator, "POST", "/api/backfills/999/cancel", {})).status).toBe(404); // allowed; no such backfill
   });
 
   it("matches rules on the route the router chose: an encoded slash cannot add a segment", async () => {
@@ -250,15 +259,20 @@ log:
     let mark = d.output().length;
     d.proc.kill("SIGHUP");
     await until("the reload error", () => d.output().slice(mark).includes("contains no token"));
-    expect(d.output().slice(mark)).toContain(`reload: auth.bearer.token_file: ${tokens()} contains no token`);
-    expect(d.output().slice(mark)).toContain("the previous auth settings stay in effect");
+    expect(d.output().slice(mark)).toContain(`reload rejected: auth.bearer.token_file: ${tokens()} contains no token`);
+    expect(d.output().slice(mark)).toContain("the previous config stays in effect");
     expect((await as(T.later, "GET", "/api/status")).status, "the previous tokens stay").toBe(200);
+    // Asked over the API, the reload says it was rejected (422), as for any config error.
+    const answer = await as(T.admin, "POST", "/api/daemon/reload", {});
+    expect(answer.status).toBe(422);
+    expect(answer.json.error.code).toBe("invalid_config");
+    expect(JSON.stringify(answer.json.error.details)).toContain("contains no token");
 
     rmSync(tokens());
     mark = d.output().length;
     d.proc.kill("SIGHUP");
     await until("the reload error", () => d.output().slice(mark).includes("does not exist"));
-    expect(d.output().slice(mark)).toContain(`reload: auth.bearer.token_file: ${tokens()} does not exist`);
+    expect(d.output().slice(mark)).toContain(`reload rejected: auth.bearer.token_file: ${tokens()} does not exist`);
     expect((await as(T.admin, "GET", "/api/status")).status).toBe(200);
     expect((await as(null, "GET", "/api/status")).status, "nothing opens up").toBe(401);
     writeFileSync(tokens(), tokenFile(INITIAL));

@@ -69,8 +69,8 @@ describe("token file", () => {
     expect(parseTokenFile("# ops\n\nabc123\n  def456   viewer  \r\n#x y z\n", "/t")).toEqual({
       ok: true,
       tokens: [
-        { token: "abc123", role: "admin" },
-        { token: "def456", role: "viewer" },
+        { token: "abc123", role: "admin", line: 3 },
+        { token: "def456", role: "viewer", line: 4 },
       ],
       warnings: [],
     });
@@ -81,8 +81,8 @@ describe("token file", () => {
     expect(r).toEqual({
       ok: true,
       tokens: [
-        { token: "q1w2e3/t5y6+u7i8o9==", role: "viewer" },
-        { token: "plain-token", role: "admin" },
+        { token: "q1w2e3/t5y6+u7i8o9==", role: "viewer", line: 1 },
+        { token: "plain-token", role: "admin", line: 2 },
       ],
       warnings: [
         'auth.bearer.token_file: /t:1: the token has "/" or "=", which a WebSocket subprotocol cannot carry: the dashboard cannot follow logs with it (the API takes it); a token of letters, digits and -._~ can (openssl rand -hex 32)',
@@ -97,6 +97,26 @@ describe("token file", () => {
     const bad = parseTokenFile('se"cret\n', "/t");
     expect(bad.ok).toBe(false);
     expect(JSON.stringify(bad)).not.toContain("se\\\"cret");
+  });
+  it("a line written the wrong way round (role first) never quotes the token, in the error or the role warning", async () => {
+    const b64 = "3q2+7wAbCdEf0123==";
+    const reversed = parseTokenFile(`ci ${b64}\n`, "/t");
+    expect(reversed).toEqual({ ok: false, error: 'auth.bearer.token_file: /t:1: the second field is not a role name (a line is "<token>" or "<token> <role>", the token first)' });
+    const hex = "3f9a".repeat(16);
+    const dir = mkdtempSync(join(tmpdir(), "svc-tok-"));
+    try {
+      const file = join(dir, "tokens");
+      writeFileSync(file, `# ops\nviewer ${hex}\n`, { mode: 0o600 });
+      const log = memoryLogger();
+      const auth = new Authenticator(log);
+      expect(auth.configure({ type: "bearer", bearer: { tokenFile: file, token: null }, basic: { users: [] }, oidc: null, rbac: { ...DEFAULT_RBAC } as Record<string, string[]> })).toEqual({ ok: true });
+      const warnings = log.entries.filter((e) => e.level === "warn").map((e) => e.msg);
+      expect(warnings).toEqual([expect.stringMatching(new RegExp(`^token:[0-9a-f]{8} \\(${file}:2\\) has a role that auth.rbac does not define: it gets 403 on every route \\(a line is "<token> <role>", the token first\\)$`))]);
+      expect(JSON.stringify(log.entries)).not.toContain(hex);
+      await auth.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -188,6 +208,30 @@ describe("BasicVerifier", () => {
     expect(await v.verify("alice", "right", "attacker"), "refused even with the right password").toMatchObject({ ok: false, why: "throttled" });
     expect(await v.verify("alice", "right", "elsewhere")).toMatchObject({ ok: true });
     expect(await v.verify("alice", "right", "attacker"), "even when it is remembered (no guessing against the cache)").toMatchObject({ ok: false, why: "throttled" });
+  });
+
+  it("a check under way when the users are replaced (a reload) answers for the new password, not the old", async () => {
+    const v = new BasicVerifier(worker, new FailureLimiter({ maxFailures: 100, windowMs: 60_000, maxEntries: 10 }));
+    v.setUsers(users);
+    const first = v.verify("alice", "right", "c"); // checked against the old hash
+    const shared = v.verify("alice", "right", "c"); // shares that check
+    v.setUsers([{ ...users[0]!, passwordHash: bcrypt.hashSync("new", 4) }]);
+    const later = v.verify("alice", "right", "c"); // started after the reload
+    expect(await Promise.all([first, shared, later])).toEqual([
+      expect.objectContaining({ ok: false, why: "wrong" }),
+      expect.objectContaining({ ok: false, why: "wrong" }),
+      expect.objectContaining({ ok: false, why: "wrong" }),
+    ]);
+    expect(await v.verify("alice", "new", "c")).toMatchObject({ ok: true });
+  });
+
+  it("an unknown user is checked against a dummy hash as dear as the dearest user's, not the first one's", () => {
+    const v = new BasicVerifier(worker, new FailureLimiter({ maxFailures: 100, windowMs: 60_000, maxEntries: 10 }));
+    const dummyOf = () => (v as unknown as { dummy: string }).dummy.slice(0, 7);
+    v.setUsers([...users, { username: "carol", passwordHash: bcrypt.hashSync("c", 6), role: "viewer" }]);
+    expect(dummyOf()).toBe("$2b$06$");
+    v.setUsers([users[0]!, { username: "dave", passwordHash: "$2b$12$" + "a".repeat(53), role: "viewer" }]);
+    expect(dummyOf()).toBe("$2b$12$");
   });
 });
 

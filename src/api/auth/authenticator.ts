@@ -65,14 +65,31 @@ export class Authenticator {
   }
 
   configure(cfg: AuthConfig): { ok: true } | { ok: false; error: string } {
+    const next = this.prepare(cfg);
+    if (!next.ok) return next;
+    next.apply();
+    return { ok: true };
+  }
+
+  /**
+   * Reads and checks `cfg` (the token file, auth.rbac) without applying it: a reload checks it
+   * with the rest of the config, and applies it only if all of it is usable.
+   */
+  prepare(cfg: AuthConfig): { ok: true; apply(): void } | { ok: false; error: string } {
     const warnings: string[] = [];
     const tokens: TokenEntry[] = [];
+    const roles: { who: string; role: string; quoted: boolean }[] = [];
     if (cfg.type === "bearer") {
       if (cfg.bearer.tokenFile !== null) {
         const file = readTokenFile(cfg.bearer.tokenFile);
         if (!file.ok) return { ok: false, error: file.error };
         warnings.push(...file.warnings);
-        for (const t of file.tokens) tokens.push({ digest: digest(t.token), role: t.role, label: tokenLabel(t.token) });
+        for (const t of file.tokens) {
+          const label = tokenLabel(t.token);
+          tokens.push({ digest: digest(t.token), role: t.role, label });
+          // Its role is not quoted: a line written the wrong way round has the token there.
+          roles.push({ who: `${label} (${cfg.bearer.tokenFile}:${t.line})`, role: t.role, quoted: false });
+        }
       }
       // The inline token (role admin): the config loader warns that the file form is preferred.
       if (cfg.bearer.token !== null) {
@@ -82,14 +99,23 @@ export class Authenticator {
     }
     const rbac = compileRbac(cfg.rbac);
     warnings.push(...rbac.warnings);
-    const roles = cfg.type === "bearer" ? tokens.map((t) => ({ who: t.label, role: t.role })) : cfg.type === "basic" ? cfg.basic.users.map((u) => ({ who: `user ${u.username}`, role: u.role })) : [];
-    for (const { who, role } of roles) {
-      if (!rbac.roles.has(role)) warnings.push(`${who} has role "${role}", which auth.rbac does not define: it gets 403 on every route`);
+    if (cfg.type === "basic") for (const u of cfg.basic.users) roles.push({ who: `user ${u.username}`, role: u.role, quoted: true });
+    for (const { who, role, quoted } of roles) {
+      if (rbac.roles.has(role)) continue;
+      warnings.push(
+        quoted
+          ? `${who} has role "${role}", which auth.rbac does not define: it gets 403 on every route`
+          : `${who} has a role that auth.rbac does not define: it gets 403 on every route (a line is "<token> <role>", the token first)`,
+      );
     }
-    if (cfg.type === "basic") this.basic.setUsers(cfg.basic.users);
-    this.state = { type: cfg.type, tokens, rbac };
-    for (const w of warnings) this.log.warn(w);
-    return { ok: true };
+    return {
+      ok: true,
+      apply: () => {
+        if (cfg.type === "basic") this.basic.setUsers(cfg.basic.users);
+        this.state = { type: cfg.type, tokens, rbac };
+        for (const w of warnings) this.log.warn(w);
+      },
+    };
   }
 
   /** The principal of a request, or why it is refused. Only for `bearer` and `basic`. */

@@ -43,9 +43,13 @@ export class BasicVerifier {
   setUsers(users: readonly BasicUser[]): void {
     this.users = new Map(users.map((u) => [u.username, u]));
     this.cache.clear();
+    // A check under way is against the old hashes: no later request may share it (verify checks again).
+    this.inflight.clear();
     this.limiter.clear();
-    const cost = users[0] ? /^\$2[aby]\$(\d\d)\$/.exec(users[0].passwordHash)?.[1] : undefined;
-    this.dummy = `$2b$${cost ?? "10"}$${DUMMY_TAIL}`;
+    // The dummy hash of an unknown user costs as much as the dearest real one: with users of several
+    // costs, the answer time must not tell a known name (bcrypt time grows 2x per cost step).
+    const costs = users.map((u) => Number(/^\$2[aby]\$(\d\d)\$/.exec(u.passwordHash)?.[1] ?? 10));
+    this.dummy = `$2b$${String(costs.length > 0 ? Math.max(...costs) : 10).padStart(2, "0")}$${DUMMY_TAIL}`;
   }
 
   async verify(username: string, password: string, client: string): Promise<BasicResult> {
@@ -66,14 +70,16 @@ export class BasicVerifier {
     if (hit) this.cache.delete(key);
     if (this.bcrypt.inFlight >= MAX_IN_FLIGHT) return { ok: false, why: "busy", retryAfterMs: 1_000 };
 
-    const user = this.users.get(username);
+    const users = this.users;
+    const user = users.get(username);
     // The same credentials already being checked (a page loading several URLs at once): share that check.
     const running = this.inflight.get(key);
     if (running) {
       const ok = await running;
+      // Users replaced meanwhile (a reload): that answer was about the old password.
+      if (users !== this.users) return this.verify(username, password, client);
       return ok && user ? { ok: true, user } : { ok: false, why: "wrong", limitReached: false };
     }
-    const users = this.users;
     const check = this.bcrypt.compare(password, user?.passwordHash ?? this.dummy).then((ok) => ok && user !== undefined);
     this.inflight.set(key, check);
     this.limiter.begin(client, now);
@@ -84,16 +90,18 @@ export class BasicVerifier {
       this.limiter.end(client, false, this.now()); // not the client's failure: the checker broke (a 500)
       throw e;
     } finally {
-      this.inflight.delete(key);
+      if (this.inflight.get(key) === check) this.inflight.delete(key);
+    }
+    if (users !== this.users) {
+      // The users were replaced (a reload) while it ran: the answer is about the old hashes. Asked again.
+      this.limiter.end(client, false, this.now());
+      return this.verify(username, password, client);
     }
     const limitReached = this.limiter.end(client, !ok, this.now());
     if (!ok) return { ok: false, why: "wrong", limitReached };
-    // Not remembered when the users were replaced meanwhile (a reload).
-    if (users === this.users) {
-      const t = this.now();
-      if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(key, { expires: t + CACHE_TTL_MS, until: t + CACHE_MAX_AGE_MS, username });
-    }
+    const t = this.now();
+    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, { expires: t + CACHE_TTL_MS, until: t + CACHE_MAX_AGE_MS, username });
     return { ok: true, user: user! };
   }
 }

@@ -30,20 +30,29 @@ export function installAuthGate(app: FastifyInstance, auth: Authenticator): void
     const { role } = r.principal;
     request.permits = (m, p) => auth.allows(role, m.toUpperCase(), splitPath(p));
     if (!allowed(auth, role, method, routeSegments(request))) {
-      const why = auth.hasRole(role) ? `role "${role}" may not ${method} ${path}` : `role "${role}" is not defined in auth.rbac, so it may not use any route`;
+      // An undefined role is not quoted: it may come from a token file line written the wrong way
+      // round, where the role's place holds a token (and this caller presented the other word).
+      const why = auth.hasRole(role) ? `role "${role}" may not ${method} ${path}` : `this credential's role is not defined in auth.rbac, so it may not use any route`;
       return sendError(reply, new ApiError("forbidden", `${why} (auth.rbac)`));
     }
   });
 }
 
 /**
- * auth.rbac on a route, and the aliases of CONTRACT §7.3: POST /api/backfills/<id>/... is
- * allowed to a role that may POST /api/jobs/backfills/<id>/... (so `POST /api/jobs/**`, who
- * may start a backfill, may also cancel one), besides its own rules for /api/backfills.
+ * A job segment no rule can name: rule paths have no whitespace, so only `*` and `**` match it.
+ * (A job called `backfills` must not lend its rules to every backfill.)
+ */
+const ANY_JOB = " ";
+
+/**
+ * auth.rbac on a route, and the aliases of CONTRACT §7.3 ("RBAC as POST /api/jobs/**"):
+ * POST /api/backfills/<id>/... is allowed to a role whose rules allow POST under
+ * /api/jobs/<any job>/ (`POST /api/jobs/**`, who may start any job's backfill), besides its own
+ * rules for /api/backfills.
  */
 function allowed(auth: Authenticator, role: string, method: string, segments: string[]): boolean {
   if (auth.allows(role, method, segments)) return true;
-  return method === "POST" && segments[0] === "api" && segments[1] === "backfills" && auth.allows(role, method, ["api", "jobs", ...segments.slice(1)]);
+  return method === "POST" && segments[0] === "api" && segments[1] === "backfills" && auth.allows(role, method, ["api", "jobs", ANY_JOB, ...segments.slice(1)]);
 }
 
 declare module "fastify" {

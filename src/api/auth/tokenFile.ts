@@ -1,7 +1,9 @@
 import { readFileSync, statSync } from "node:fs";
 import type { BearerToken } from "../../config/types.js";
 
-export type TokenFileResult = { ok: true; tokens: BearerToken[]; warnings: string[] } | { ok: false; error: string };
+/** A token of the file, with its line (for messages that must name the line, never the token nor its role). */
+export type FileToken = BearerToken & { line: number };
+export type TokenFileResult = { ok: true; tokens: FileToken[]; warnings: string[] } | { ok: false; error: string };
 
 /** Visible ASCII an Authorization header carries as is (RFC 7230 tchar plus RFC 6750's `/` and `=`). */
 const TOKEN = /^[A-Za-z0-9!#$%&'*+\-.^_`|~/=]+$/;
@@ -36,7 +38,7 @@ export function readTokenFile(path: string): TokenFileResult {
 }
 
 export function parseTokenFile(text: string, path: string): TokenFileResult {
-  const tokens: BearerToken[] = [];
+  const tokens: FileToken[] = [];
   const warnings: string[] = [];
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
@@ -49,8 +51,9 @@ export function parseTokenFile(text: string, path: string): TokenFileResult {
     if (!TOKEN.test(token)) {
       return { ok: false, error: `${where}: the token has characters an Authorization header cannot carry (use letters, digits and -._~; e.g. openssl rand -hex 32)` };
     }
-    if (!ROLE.test(role)) return { ok: false, error: `${where}: "${role}" is not a role name` };
-    tokens.push({ token, role });
+    // Not quoted: a line written the wrong way round has its token in the role's place.
+    if (!ROLE.test(role)) return { ok: false, error: `${where}: the second field is not a role name (a line is "<token>" or "<token> <role>", the token first)` };
+    tokens.push({ token, role, line: i + 1 });
     if (!SUBPROTOCOL.test(token)) {
       warnings.push(
         `${where}: the token has "/" or "=", which a WebSocket subprotocol cannot carry: the dashboard cannot follow logs with it (the API takes it); a token of letters, digits and -._~ can (openssl rand -hex 32)`,
