@@ -136,6 +136,23 @@ describe("Daemon reload", () => {
   const metrics = async (d: Daemon) => (await fetch(`http://${d.address}/metrics`)).text();
   const reloads = (text: string, result: string) => Number(new RegExp(`^svc_config_reloads_total\\{result="${result}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
 
+  it("reads a svcd.yaml written beside svc.yaml after startup (none at start), and shows its path", async () => {
+    const p = paths("");
+    rmSync(p.daemonConfig!);
+    const started = { ...p, daemonConfig: null };
+    const d = new Daemon(started);
+    running.push(d);
+    await d.start();
+    const info = async () => (await (await fetch(`http://${d.address}/api/daemon/info`)).json()) as { daemon_config_path: string | null };
+    const level = async () => ((await (await fetch(`http://${d.address}/api/config`)).json()) as { daemon: { log: { level: string } } }).daemon.log.level;
+    expect((await info()).daemon_config_path).toBeNull();
+    expect(await level()).toBe("info");
+    writeFileSync(p.daemonConfig!, "log:\n  output: file\n  level: debug\n");
+    expect((await d.reload()).ok).toBe(true);
+    expect((await info()).daemon_config_path).toBe(p.daemonConfig);
+    expect(await level()).toBe("debug");
+  });
+
   it("drops a removed job's series at once, and counts a reload the engine could not apply as a failure", async () => {
     const p = paths("");
     writeFileSync(p.config, `jobs:\n  keep:\n    command: "true"\n    frequency: manual\n  gone:\n    command: "true"\n    frequency: manual\n`);

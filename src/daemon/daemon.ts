@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DOWNLOAD_PREFIX, type Authenticator, type Metrics, type ReloadResult } from "../api/index.js";
-import { formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
+import { findDaemonConfig, formatIssue, loadDaemonConfig, loadProject } from "../config/index.js";
 import type { DaemonConfig, ProjectConfig } from "../config/types.js";
 import type { Engine } from "../engine/engine.js";
 import { spawnMethod } from "../executor/index.js";
@@ -51,6 +51,8 @@ export class Daemon {
   private auth: Authenticator | null = null;
   private project!: ProjectConfig;
   private daemonConfig!: DaemonConfig;
+  /** The files as the API shows them (GET /api/daemon/info, the config views); a reload may find svcd.yaml. */
+  private apiPaths: { config: string; daemonConfig: string | null; database: string; dataDir: string; webRoot: string } | null = null;
   private readonly startedAt = Date.now();
   private loadedConfig!: LoadedConfig;
   /** Set when the data directory or database file was removed: stop, put it back, start again. */
@@ -110,6 +112,7 @@ export class Daemon {
     });
     parts.add("database", db.undo);
 
+    this.apiPaths = { config: paths.config, daemonConfig: paths.daemonConfig, database: db.path, dataDir: paths.dataDir, webRoot: paths.webRoot };
     const core = await startEngine({ store: db.store, daemonConfig: this.daemonConfig, project: () => this.project, dataDir: paths.dataDir, databasePath: db.path, log: this.log });
     parts.add("engine", core.undo);
     this.engine = core.engine;
@@ -132,7 +135,7 @@ export class Daemon {
         pid: process.pid,
         project: () => this.project,
         daemonConfig: () => this.daemonConfig,
-        paths: { config: paths.config, daemonConfig: paths.daemonConfig, database: db.path, dataDir: paths.dataDir, webRoot: paths.webRoot },
+        paths: this.apiPaths,
         reload: () => this.reload(),
         stop: (opts) => void this.stop(opts),
         configLoaded: () => this.loadedConfig,
@@ -173,6 +176,16 @@ export class Daemon {
    * both files first; on any error keep the old config and log every error.
    */
   async reload(): Promise<ReloadResult> {
+    // A svcd.yaml written beside svc.yaml after startup is read from now on (SPEC: it is loaded
+    // from svc.yaml's directory when it exists); before, every reload read the defaults again.
+    if (this.paths.daemonConfig === null) {
+      const found = findDaemonConfig(this.paths.config);
+      if (found !== null) {
+        this.paths.daemonConfig = found;
+        if (this.apiPaths) this.apiPaths.daemonConfig = found;
+        this.log.info({ file: found }, "svcd.yaml found beside svc.yaml: read from this reload on");
+      }
+    }
     const loaded = digestConfigs(this.paths.config, this.paths.daemonConfig, Date.now());
     const project = loadProject(this.paths.config, process.env, { warnings: false });
     const daemon = loadDaemonConfig(this.paths.daemonConfig);

@@ -24,6 +24,10 @@ export function watchDataDir(
   daemon: { stopping(): boolean; lost(how: { saveDatabase: boolean }): void },
 ): Undo {
   const pidFile = join(dataDir, "svcd.pid");
+  // The kernel lock is on this file: removed (or replaced), another daemon could take a new one beside
+  // us. Lost like the pid file: the restart takes the lock again, or finds the other daemon and stops.
+  const lockFile = join(dataDir, "svcd.lock");
+  const lockId = fileId(lockFile);
   const timer = setInterval(() => {
     let problem: string | null = null;
     let saveDatabase = false;
@@ -38,6 +42,12 @@ export function watchDataDir(
       saveDatabase = true;
     }
     if (!existsSync(pidFile)) problem ??= `the PID lock ${pidFile} was removed`;
+    if (lockId !== null) {
+      const now = fileId(lockFile);
+      if (now === null || now.dev !== lockId.dev || now.ino !== lockId.ino || now.born !== lockId.born) {
+        problem ??= `the daemon lock ${lockFile} was ${now === null ? "removed" : "replaced"}`;
+      }
+    }
     if (problem === null || daemon.stopping()) return;
     clearInterval(timer);
     const dirGone = !existsSync(dataDir);
@@ -50,4 +60,14 @@ export function watchDataDir(
   }, DATA_DIR_CHECK_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** A file's identity: a new file may get a removed one's inode number at once, not its birth (or change) time. */
+function fileId(path: string): { dev: number; ino: number; born: number } | null {
+  try {
+    const st = statSync(path);
+    return { dev: st.dev, ino: st.ino, born: st.birthtimeMs || st.ctimeMs };
+  } catch {
+    return null;
+  }
 }

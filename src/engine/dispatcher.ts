@@ -98,13 +98,16 @@ export class Dispatcher {
       const id = ids[i]!;
       const w = ctx.waiting.get(id);
       if (!w || (w.status === "RETRYING" && (w.nextAttemptAt ?? 0) > now)) continue;
+      // At max_concurrent_jobs a PENDING run waits, and so do the PENDING runs after it (FIFO); a due
+      // RETRYING run further on still starts (it holds its slot already): stopping the pass here held
+      // it behind a PENDING run that waited for its slot, and nothing moved again.
+      if (w.status === "PENDING" && ctx.attempts.size + retrying >= ctx.daemon.scheduler.maxConcurrentJobs) continue;
       const run = read(i);
       if (!run || run.status !== w.status) {
         ctx.waiting.delete(id); // changed behind our back (skip, cancel): not ours to start
         if (w.status === "RETRYING") retrying--;
         continue;
       }
-      if (run.status === "PENDING" && ctx.attempts.size + retrying >= ctx.daemon.scheduler.maxConcurrentJobs) return;
       if (this.consider(run, cycles, started)) {
         readTo = 0;
         retrying = this.retryingCount();

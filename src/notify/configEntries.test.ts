@@ -94,7 +94,7 @@ jobs:
     await h.emit("on_failure", h.newRun("backup"));
     expect(rx.received).toHaveLength(0);
     expect(h.alerts()).toMatchObject([
-      { status: "failed", error: 'integration "ops-chat" (chat): webhook_url not set (env var unset: CHAT_URL_UNSET)' },
+      { status: "failed", error: 'integration "ops-chat" (chat): env var unset: CHAT_URL_UNSET; nothing is sent until it is set (and svcd reloaded)' },
     ]);
   });
 });

@@ -136,7 +136,19 @@ describe("attempts and backoff", () => {
     open.push(h);
     await h.emit("on_failure", h.newRun("backup"));
     expect(h.alerts()).toMatchObject([
-      { status: "failed", attempts: 1, error: 'integration "ops-chat" (chat): webhook_url not set (env var unset: CHAT_URL)' },
+      { status: "failed", attempts: 1, error: 'integration "ops-chat" (chat): env var unset: CHAT_URL; nothing is sent until it is set (and svcd reloaded)' },
+    ]);
+  });
+
+  it("a pager whose webhook_url's variable is unset sends nothing (not its routing key to PagerDuty's public endpoint)", async () => {
+    const h = await harness({
+      jobs: [job("backup", { notify: { on_failure: [entry("oncall:p1")] } })],
+      integrations: [integration("oncall", { provider: "pager", routingKey: "RK-live-123", webhookUrl: null, credentialStatus: "env var unset", unsetVars: ["PD_PROXY"] })],
+    });
+    open.push(h);
+    await h.emit("on_failure", h.newRun("backup"));
+    expect(h.alerts()).toMatchObject([
+      { status: "failed", attempts: 1, error: 'integration "oncall" (pager): env var unset: PD_PROXY; nothing is sent until it is set (and svcd reloaded)' },
     ]);
   });
 
@@ -364,7 +376,7 @@ describe("integrations", () => {
     const h = await integrationsHarness();
     open.push(h);
     const r = await h.notifier.testIntegration("broken");
-    expect(r).toEqual({ ok: false, status: null, response: null, error: 'integration "broken" (pager): routing_key not set (env var unset: PD_KEY)' });
+    expect(r).toEqual({ ok: false, status: null, response: null, error: 'integration "broken" (pager): env var unset: PD_KEY; nothing is sent until it is set (and svcd reloaded)' });
     expect(h.store.integrations.get("broken")!.last_test_result).toContain("failed: ");
     await expect(h.notifier.testIntegration("nope")).rejects.toBeInstanceOf(NotFoundError);
   });

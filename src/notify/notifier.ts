@@ -77,16 +77,6 @@ export const MAX_ATTACHED_LINES = 10_000;
  */
 export const MAX_ATTACHED_BYTES = 1024 * 1024;
 
-/** The last lines whose text adds up to at most `budget` characters (a line is at most 64 KiB: many fit). */
-function lastWithin(lines: LogLine[], budget: number): LogLine[] {
-  let used = 0;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    used += lines[i]!.line.length;
-    if (used > budget) return lines.slice(i + 1);
-  }
-  return lines;
-}
-
 export function createNotifier(deps: NotifierDeps): Notifier {
   const { bus, store, getProject, log } = deps;
   const clock = deps.clock ?? systemClock;
@@ -204,7 +194,8 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       log.warn({ err: toError(e), run: runId }, "could not flush log lines before attaching them");
     }
     const n = spec === "all" ? MAX_ATTACHED_LINES : Math.min(Math.max(1, spec.lastLines), MAX_ATTACHED_LINES);
-    return lastWithin(store.logs.tail(runId, n, [...LOG_STREAMS]), MAX_ATTACHED_BYTES);
+    // Newest first, and no further than the budget: a log of 10,000 lines of 64 KiB is ~650 MB.
+    return store.logs.tailWithin(runId, n, MAX_ATTACHED_BYTES, [...LOG_STREAMS]);
   }
 
   async function deliver(row: AlertRow, delivery: Delivery | null): Promise<void> {

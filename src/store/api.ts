@@ -173,7 +173,10 @@ export interface RunsStore {
   update(id: number, patch: RunPatch): RunRecord;
   /** Most recent runs of a job, newest first. */
   recent(job: string, limit: number): RunRecord[];
-  /** Most recent run of a job that is SUCCESS, FAILED or SKIPPED. */
+  /**
+   * The gate's "most recent finished run" of a job: of its newest SUCCESS and newest FAILED run, the
+   * one that finished last. SKIPPED runs never ran (a forbid refusal, a failure policy's skip).
+   */
   lastFinished(job: string): RunRecord | null;
   /** The status of the job's newest run that ran to an end (SUCCESS or FAILED; a SKIPPED one never ran), or null. */
   lastCompletedStatus(job: string): RunStatus | null;
@@ -253,6 +256,11 @@ export interface LogsStore {
   ): Slice<LogLine & { id: number; job_name: string }>;
   /** Last N lines of a run (stdout+stderr unless streams given), for attach_logs. */
   tail(runId: number, n: number, streams?: LogStream[]): LogLine[];
+  /**
+   * The last lines (at most n) whose text fits in `maxChars` (newest kept), in order. Read newest
+   * first and no further than that: a run of 10,000 lines of 64 KiB is not loaded to keep 1 MiB.
+   */
+  tailWithin(runId: number, n: number, maxChars: number, streams?: LogStream[]): LogLine[];
   /**
    * Lines durable but not yet in the full-text index. The index is fed in
    * batches off the write path and trails during bursts; `q` searches find

@@ -176,6 +176,16 @@ describe("reading logs", () => {
     expect(store.logs.tail(run, 1_000)).toHaveLength(20);
   });
 
+  it("tailWithin: the newest lines whose text fits the budget, in order, within N; a line that would overflow it ends the list", () => {
+    const { store, run } = seeded();
+    // "line 30" and "line 28" are 7 characters each, "line 27" 7: three fit in 21, not in 20.
+    expect(store.logs.tailWithin(run, 10, 21).map((l) => l.seq)).toEqual([27, 28, 30]);
+    expect(store.logs.tailWithin(run, 10, 20).map((l) => l.seq)).toEqual([28, 30]);
+    expect(store.logs.tailWithin(run, 2, 1_000).map((l) => l.seq)).toEqual([28, 30]);
+    expect(store.logs.tailWithin(run, 10, 6)).toEqual([]);
+    expect(store.logs.tailWithin(run, 10, 1_000, ["stdout", "stderr", "healthcheck"])).toEqual(store.logs.tail(run, 10, ["stdout", "stderr", "healthcheck"]));
+  });
+
   it("search: run_id, job, stream filters, newest first, with ids and job names", async () => {
     const { store, run, other } = seeded();
     const byRun = store.logs.search({ run_id: other }, 100, 0);

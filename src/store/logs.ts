@@ -181,12 +181,24 @@ export class SqliteLogs implements LogsStore {
   }
 
   tail(runId: number, n: number, streams: LogStream[] = [...DEFAULT_TAIL_STREAMS]): LogLine[] {
+    return this.tailWithin(runId, n, Number.POSITIVE_INFINITY, streams);
+  }
+
+  tailWithin(runId: number, n: number, maxChars: number, streams: LogStream[] = [...DEFAULT_TAIL_STREAMS]): LogLine[] {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`n must be an integer >= 0, got ${String(n)}`);
     const set = streamSet(streams);
     if (n === 0 || set?.length === 0) return [];
     const inStreams = set === null ? "" : ` AND l.stream IN (${set.map(() => "?").join(", ")})`;
     const st = this.cache.get(`SELECT ${COLS} FROM ${SPAN_JOIN} WHERE s.run_id = ?${inStreams} ORDER BY s.first_seq DESC, l.id DESC LIMIT ?`);
-    return (st.all(0, NO_LIMIT, runId, ...(set ?? []), n) as LogLine[]).reverse();
+    if (maxChars === Number.POSITIVE_INFINITY) return (st.all(0, NO_LIMIT, runId, ...(set ?? []), n) as LogLine[]).reverse();
+    const out: LogLine[] = [];
+    let used = 0;
+    for (const line of st.iterate(0, NO_LIMIT, runId, ...(set ?? []), n) as IterableIterator<LogLine>) {
+      used += line.line.length;
+      if (used > maxChars) break; // the iterator is closed: SQLite reads no further
+      out.push(line);
+    }
+    return out.reverse();
   }
 }
 

@@ -249,15 +249,22 @@ describe("runs: the engine's queries", () => {
     expect(store.runs.recent("nobody", 5)).toEqual([]);
   });
 
-  it("lastFinished: the newest SUCCESS, FAILED or SKIPPED run", () => {
+  it("lastFinished: of the newest SUCCESS and FAILED run, the one that finished last; SKIPPED ones never ran", () => {
     expect(store.runs.lastFinished("eng")?.id).toBe(ids.f1!.id);
     expect(store.runs.lastFinished("eng-2")).toBeNull();
-    // Whichever of the three statuses is newest, behind a queue of waiting and running runs.
+    // Behind a queue of waiting and running runs, and past newer SKIPPED ones (forbid refusals).
+    let last = null as RunRecord | null;
     for (const status of ["SKIPPED", "SUCCESS", "FAILED", "SKIPPED"] as const) {
       const done = runTo(store, status, { job_name: "eng-3" });
+      if (status !== "SKIPPED") last = done;
       for (let i = 0; i < 3; i++) runTo(store, i === 0 ? "RUNNING" : "PENDING", { job_name: "eng-3" });
-      expect(store.runs.lastFinished("eng-3")).toMatchObject({ id: done.id, status });
+      if (last === null) expect(store.runs.lastFinished("eng-3")).toBeNull();
+      else expect(store.runs.lastFinished("eng-3")).toMatchObject({ id: last.id, status: last.status });
     }
+    // An older run that finished after a newer one (overlapping runs): the one that finished last.
+    const long = runTo(store, "SUCCESS", { job_name: "eng-5" }, { finished_at: "2026-11-01T12:00:00.000Z" });
+    runTo(store, "FAILED", { job_name: "eng-5" }, { finished_at: "2026-11-01T11:00:00.000Z" });
+    expect(store.runs.lastFinished("eng-5")).toMatchObject({ id: long.id, status: "SUCCESS" });
   });
 
   it("lastCompletedStatus: the newest SUCCESS or FAILED run's; SKIPPED ones never ran", () => {

@@ -143,13 +143,15 @@ export class SqliteRuns implements RunsStore {
       getMany: db.prepare("SELECT * FROM job_runs WHERE id IN (SELECT value FROM json_each(?))"),
       status: db.prepare("SELECT status FROM job_runs WHERE id = ?").pluck(),
       recent: db.prepare("SELECT * FROM job_runs WHERE job_name = ? ORDER BY id DESC LIMIT ?"),
-      // The newest of three index seeks (job_name, status, id): walking the job's runs back from the
-      // newest read every run not finished first, and a backfill puts thousands of PENDING ones there.
+      // The gate's "most recent finished run" (CONTRACT §3): of the job's newest SUCCESS and newest FAILED
+      // run (two index seeks on (job_name, status, id): walking the job's runs back from the newest read
+      // every run not finished first, and a backfill puts thousands of PENDING ones there), the one that
+      // finished last. SKIPPED runs never ran: a forbid refusal of an overrunning job is not its result.
       lastFinished: db.prepare(
-        `SELECT * FROM job_runs WHERE id = (SELECT max(m) FROM (
-           SELECT max(id) AS m FROM job_runs WHERE job_name = @job AND status = 'SUCCESS'
-           UNION ALL SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'FAILED'
-           UNION ALL SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'SKIPPED'))`,
+        `SELECT * FROM job_runs WHERE id IN (
+           SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'SUCCESS'
+           UNION ALL SELECT max(id) FROM job_runs WHERE job_name = @job AND status = 'FAILED')
+         ORDER BY finished_at DESC, id DESC LIMIT 1`,
       ),
       // The status of the newest run that ran to an end (SKIPPED ones never ran): two index seeks.
       lastCompleted: db.prepare(

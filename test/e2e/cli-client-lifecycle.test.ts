@@ -5,7 +5,7 @@
  * `svc logs --tail` follows a run.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { hasStackTrace, SVCD_BIN } from "./helpers/cli.js";
@@ -111,6 +111,25 @@ describe("svc start", () => {
     } finally {
       fg.kill("SIGKILL");
     }
+  });
+});
+
+describe("svc start and the daemon lock", () => {
+  it("a pid file left by a killed daemon, naming a live process that is not one (pid reused): svc start starts", async () => {
+    const p = project({ "svc.yaml": SLOW });
+    mkdirSync(p.dataDir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(p.dataDir, "svcd.pid"), "1\n"); // pid 1 is alive, and holds no daemon lock
+    const r = await p.svc(["start"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(p.dataDir, "svcd.pid"), "utf8").trim()).not.toBe("1");
+  });
+
+  it("three svc start at once: one starts the daemon (exit 0), the others say it runs (exit 1)", async () => {
+    const p = project({ "svc.yaml": SLOW });
+    const rs = await Promise.all([p.svc(["start"]), p.svc(["start"]), p.svc(["start"])]);
+    expect(rs.map((r) => r.code).sort()).toEqual([0, 1, 1]);
+    const pid = Number(readFileSync(join(p.dataDir, "svcd.pid"), "utf8").trim());
+    for (const r of rs.filter((x) => x.code === 1)) expect(r.stderr).toContain(`daemon already running (pid ${pid})`);
   });
 });
 

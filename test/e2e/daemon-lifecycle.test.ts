@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import Database from "better-sqlite3";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -91,6 +91,18 @@ describe("svcd lifecycle", () => {
     expect(existsSync(join(d.dataDir, "svcd.pid"))).toBe(true);
     const again = await daemon(dir);
     expect(again.output()).toContain("stale daemon lock");
+  });
+
+  it("svcd.lock removed under a running daemon: it takes the lock again, and a second daemon is still refused", async () => {
+    const dir = proj(`jobs:\n  a:\n    command: "true"\n`);
+    const d = await daemon(dir);
+    const lock = join(d.dataDir, "svcd.lock");
+    rmSync(lock); // "a stale lock file"
+    await until("the daemon to notice and take the lock again", () => d.output().includes("started again after the data directory was put back") && existsSync(lock), 15_000);
+    expect(d.output()).toContain(`the daemon lock ${lock} was removed`);
+    const second = await runDaemonOnce(dir);
+    expect(second.code).toBe(1);
+    expect(second.output).toContain(`daemon already running (pid ${d.proc.pid})`);
   });
 
   it.each([

@@ -236,6 +236,38 @@ describe("the pool", () => {
   });
 });
 
+describe("max_concurrent_jobs and waiting runs", () => {
+  it("a due retry starts even behind an older PENDING run waiting for a slot (it holds its slot already)", async () => {
+    kit = await engineKit(
+      `jobs:\n  v:\n    command: "exit 1"\n  d:\n    command: "echo d"\n    frequency: manual\n    depends_on: [v]\n  a:\n    command: "exit 1"\n    retries: 1\n    retry_delay: "fixed:1s"\n`,
+      { daemon: "scheduler:\n  max_concurrent_jobs: 1\n" },
+    );
+    await kit.waitRun(kit.engine.runNow("v", { triggeredBy: "cli" }).id, ["FAILED"]);
+    const d = kit.engine.runNow("d", { triggeredBy: "cli" }); // its gate is shut: v's last run FAILED
+    const a = kit.engine.runNow("a", { triggeredBy: "cli" });
+    await kit.waitRun(a.id, ["RETRYING"]);
+    // a's retry is due after 1 s; d, older, waits for a slot a holds: a must still get its second attempt.
+    const done = await kit.waitRun(a.id, ["FAILED"], 8_000);
+    expect(done.attempt).toBe(2);
+    expect(kit.store.runs.get(d.id)!.status).toBe("PENDING");
+  });
+});
+
+describe("the gate's most recent finished run", () => {
+  it("is the upstream's latest run that ran: a forbid refusal (SKIPPED) after an older success does not shut it", async () => {
+    kit = await engineKit(
+      `jobs:\n  w:\n    command: "sleep 0.5"\n    concurrency: forbid\n  d:\n    command: "echo d"\n    frequency: manual\n    depends_on: [w]\n`,
+    );
+    const first = kit.engine.runNow("w", { triggeredBy: "cli" });
+    await kit.waitRun(first.id, ["RUNNING"]);
+    const refused = kit.engine.runNow("w", { triggeredBy: "cli" }); // forbid: SKIPPED, a newer id
+    expect(kit.store.runs.get(refused.id)!.status).toBe("SKIPPED");
+    await kit.waitRun(first.id, ["SUCCESS"]);
+    const d = kit.engine.runNow("d", { triggeredBy: "cli" });
+    await kit.waitRun(d.id, ["SUCCESS"], 5_000);
+  });
+});
+
 describe("concurrency policies", () => {
   it("forbid records the new run SKIPPED while one runs", async () => {
     kit = await engineKit(`jobs:\n  j:\n    command: "sleep 0.5"\n`);

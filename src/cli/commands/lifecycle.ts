@@ -98,7 +98,10 @@ async function start(ctx: CliContext, globals: ClientGlobals): Promise<void> {
     if (exited !== null) {
       failStart(ctx, daemonLines(), `the daemon did not start (exit ${exited}); its output is in ${shown(ctx.cwd, logPath)}`);
     }
-    if (await answers(ctx, globals)) break;
+    // Our child, not another daemon that won the lock meanwhile (two `svc start`s at once): that
+    // one answers too, and our child then exits with "daemon already running".
+    const who = await answeringPid(ctx, globals);
+    if (who === "refused" || who === child.pid) break;
     if (Date.now() > deadline) {
       child.kill("SIGTERM");
       failStart(ctx, daemonLines(), `the daemon did not answer within ${START_TIMEOUT_MS / 1000} s and was stopped; its output is in ${shown(ctx.cwd, logPath)}`);
@@ -114,18 +117,18 @@ async function start(ctx: CliContext, globals: ClientGlobals): Promise<void> {
 async function refuseIfRunning(ctx: CliContext, globals: ClientGlobals, projectFile: string, dataDir: string): Promise<void> {
   const info = await daemonInfo(ctx, globals);
   if (info) throw new CliError(`daemon already running (pid ${info.pid}) for ${projectFile}; stop it with \`svc stop\``);
-  const pid = lockHolder(dataDir);
+  const pid = await lockHolder(dataDir);
   if (pid !== null) {
     throw new CliError(`daemon already running (pid ${pid}) for ${projectFile}, but it does not answer; see ${shown(ctx.cwd, join(dataDir, "svcd.out"))}`);
   }
 }
 
-/** Whether the daemon answers at all: a refusal (401 without a socket and SVC_TOKEN) is an answer. */
-async function answers(ctx: CliContext, globals: ClientGlobals): Promise<boolean> {
+/** The pid of the daemon that answers, "refused" for an answer without it (401 without a socket and SVC_TOKEN), null for none. */
+async function answeringPid(ctx: CliContext, globals: ClientGlobals): Promise<number | "refused" | null> {
   try {
-    return (await daemonInfo(ctx, globals, 2_000)) !== null;
+    return (await daemonInfo(ctx, globals, 2_000))?.pid ?? null;
   } catch (e) {
-    if (e instanceof ApiError) return true;
+    if (e instanceof ApiError) return "refused";
     throw e;
   }
 }
@@ -150,29 +153,26 @@ async function daemonInfo(ctx: CliContext, globals: ClientGlobals, timeoutMs = 5
   }
 }
 
-/** The pid in `<data>/svcd.pid` when that process is alive. */
-function lockHolder(dataDir: string): number | null {
-  let pid: number;
-  try {
-    pid = Number.parseInt(readFileSync(join(dataDir, "svcd.pid"), "utf8").trim(), 10);
-  } catch {
+/**
+ * The pid in `<data>/svcd.pid` when a process holds the daemon lock (`svcd.lock`, the kernel's: see
+ * src/daemon/pidLock.ts), 0 if its pid file does not say; null when nothing holds it. Whether the pid
+ * is alive does not tell: a pid file left by a daemon killed with SIGKILL names a pid that another
+ * process may have by now.
+ */
+async function lockHolder(dataDir: string): Promise<number | null> {
+  const lockFile = join(dataDir, "svcd.lock");
+  if (!existsSync(lockFile)) return null;
+  const { takeFileLock } = await import("../../store/fileLock.js");
+  const probe = takeFileLock(lockFile, 0);
+  if (probe !== null) {
+    probe.release();
     return null;
   }
-  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : null;
-}
-
-/** Alive and not a zombie (a killed daemon can stay one until PID 1 reaps it). */
-function isAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+    const pid = Number.parseInt(readFileSync(join(dataDir, "svcd.pid"), "utf8").trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : 0;
   } catch {
-    return true; // no /proc (macOS): trust kill(0)
+    return 0;
   }
 }
 
@@ -305,6 +305,21 @@ async function reportDrained(ctx: CliContext, client: DaemonClient, draining: Ma
     draining.delete(id);
     const run = await client.get<RunRecord>(`/api/runs/${id}`).catch(() => null);
     note(ctx, `${what} ended ${run?.status ?? ""}`.trim() + (draining.size > 0 ? `; still waiting for ${describeRuns(draining)}` : "; no job is running now"));
+  }
+}
+
+/** Alive and not a zombie (a killed daemon can stay one until PID 1 reaps it). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true; // no /proc (macOS): trust kill(0)
   }
 }
 

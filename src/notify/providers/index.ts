@@ -51,6 +51,11 @@ export async function sendDelivery(
   if (d.integration && !integration) {
     return permanent(`integration "${d.integration}" is no longer configured`);
   }
+  // A field whose ${env:} is unset is null, and some have defaults (a pager without webhook_url posts to
+  // PagerDuty's public endpoint): sending then would take the credentials where the operator did not say.
+  if (integration && integration.unsetVars.length > 0) {
+    return permanent(`integration "${integration.name}" (${integration.provider}): env var unset: ${integration.unsetVars.join(", ")}; nothing is sent until it is set (and svcd reloaded)`);
+  }
   if (d.provider === "smtp") {
     if (!integration) return permanent(`email needs an smtp integration`);
     const missing = missingFields(integration, ["host", "from"]);
@@ -62,6 +67,7 @@ export async function sendDelivery(
   if (d.provider === "pager") {
     const missing = missingFields(integration, ["routingKey"]);
     if (missing) return permanent(missing);
+    if (integration.webhookUrl === "") return permanent(`integration "${integration.name}" (pager): webhook_url is empty: remove it (PagerDuty's endpoint) or give the URL`);
     return postJson(pagerUrl(integration.webhookUrl), withRoutingKey(d.body, integration.routingKey!), opts);
   }
   const missing = missingFields(integration, ["webhookUrl"]);
