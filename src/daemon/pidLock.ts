@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Logger } from "../shared/logger.js";
 import { SvcError } from "../shared/svcError.js";
@@ -82,4 +82,18 @@ function readHolder(path: string): number | null | "gone" {
   }
   const n = Number.parseInt(text.trim(), 10);
   return Number.isInteger(n) && n > 0 ? n : null;
+}
+
+/**
+ * Whether a process holds the daemon lock of the data directory whose pid file is `pidPath` (probed:
+ * taken and let go at once when free). `svc start` asks this, not whether the pid file's pid is
+ * alive: a daemon killed with SIGKILL leaves its pid file, and the pid may be another process's now.
+ */
+export function daemonLockHeld(pidPath: string): boolean {
+  const lockPath = join(dirname(pidPath), "svcd.lock");
+  if (!existsSync(lockPath)) return false;
+  const probe = takeFileLock(lockPath, 0);
+  if (probe === null) return true;
+  probe.release();
+  return false;
 }

@@ -160,14 +160,8 @@ async function daemonInfo(ctx: CliContext, globals: ClientGlobals, timeoutMs = 5
  * process may have by now.
  */
 async function lockHolder(dataDir: string): Promise<number | null> {
-  const lockFile = join(dataDir, "svcd.lock");
-  if (!existsSync(lockFile)) return null;
-  const { takeFileLock } = await import("../../store/fileLock.js");
-  const probe = takeFileLock(lockFile, 0);
-  if (probe !== null) {
-    probe.release();
-    return null;
-  }
+  const { daemonLockHeld } = await import("../../daemon/pidLock.js");
+  if (!daemonLockHeld(join(dataDir, "svcd.pid"))) return null;
   try {
     const pid = Number.parseInt(readFileSync(join(dataDir, "svcd.pid"), "utf8").trim(), 10);
     return Number.isInteger(pid) && pid > 0 ? pid : 0;
