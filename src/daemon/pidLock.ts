@@ -2,6 +2,7 @@ import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 
 import { dirname, join } from "node:path";
 import type { Logger } from "../shared/logger.js";
 import { SvcError } from "../shared/svcError.js";
+import { sleepSync } from "../shared/sleepSync.js";
 import { takeFileLock } from "../store/fileLock.js";
 
 /** The daemon-already-running error (CONTRACT §1); its message is what `svc start` prints. */
@@ -67,7 +68,7 @@ function waitForHolder(path: string): number {
   for (;;) {
     const holder = readHolder(path);
     if (typeof holder === "number" || Date.now() >= until) return typeof holder === "number" ? holder : 0;
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    sleepSync(10);
   }
 }
 

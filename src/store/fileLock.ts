@@ -5,6 +5,7 @@
  */
 import { chmodSync } from "node:fs";
 import Database from "better-sqlite3";
+import { sleepSync } from "../shared/sleepSync.js";
 
 export interface FileLock {
   release(): void;
@@ -36,6 +37,6 @@ export function takeFileLock(path: string, patienceMs = 300): FileLock | null {
       if ((e as { code?: string }).code !== "SQLITE_BUSY") throw e;
     }
     if (Date.now() >= until) return null;
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1 + Math.random() * 9);
+    sleepSync(1 + Math.random() * 9);
   }
 }
