@@ -315,7 +315,7 @@ suite("dashboard against a real daemon", () => {
 
     await open(`#/runs/${seeded.flaky}`);
     await page.locator(".ln-stderr", { hasText: "boom" }).waitFor();
-    expect(await page.locator(".ln-stderr .stream").first().innerText()).toMatch(/stderr/i);
+    expect(await page.locator(".ln-stderr .stream").first().textContent()).toMatch(/stderr/i);
     await page.getByRole("button", { name: "Retry" }).waitFor();
   });
 
